@@ -1,0 +1,469 @@
+// The extern "C" boundary: every public function is here. Each one clears the thread's message, checks
+// its arguments, and turns every C++ exception into a status (nothing escapes into C callers).
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "../dispatch/device.h"
+#include "../dispatch/registry.h"
+#include "config.h"
+#include "error.h"
+#include "objects.h"
+
+using namespace fq;
+
+// The internal enum classes mirror the header; these pin them together.
+static_assert(int(DType::E8M0) == FQ_TYPE_E8M0 && int(DType::Int32) == FQ_TYPE_INT32, "fqDataType drifted");
+static_assert(int(Scheme::Nvfp4) == FQ_SCHEME_NVFP4 && int(Scheme::PerGroup) == FQ_SCHEME_PER_GROUP, "fqQuantScheme drifted");
+static_assert(int(ScaleLayout::PackedUe8m0) == FQ_SCALE_LAYOUT_PACKED_UE8M0, "fqScaleLayout drifted");
+static_assert(int(Act::SwigluOai) == FQ_ACTIVATION_SWIGLU_OAI && int(Act::GeluTanh) == FQ_ACTIVATION_GELU_TANH, "fqActivation drifted");
+static_assert(int(GateLayout::BlockInterleaved) == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, "fqGateLayout drifted");
+static_assert(int(Rounding::RoundBoth) == FQ_ROUNDING_ROUND_BOTH, "fqIntermediateRounding drifted");
+static_assert(int(MoeLayout::Masked) == FQ_MOE_LAYOUT_MASKED, "fqMoeLayout drifted");
+
+namespace {
+
+// Runs `body` with the boundary's guarantees: message cleared first, no exception escapes.
+template <class Body>
+fqStatus_t guarded(const char* function, Body&& body) noexcept {
+    try {
+        clear_last_error();
+        return body();
+    } catch (const std::bad_alloc&) {
+        return fail(FQ_STATUS_ALLOC_FAILED, "{}: out of host memory", function);
+    } catch (const std::exception& e) {
+        return fail(FQ_STATUS_INTERNAL_ERROR, "{}: unexpected exception: {}", function, e.what());
+    } catch (...) {
+        return fail(FQ_STATUS_INTERNAL_ERROR, "{}: unexpected non-standard exception", function);
+    }
+}
+
+const char* kind_name(ObjectKind k) {
+    return k == ObjectKind::Handle ? "fqHandle_t" : (k == ObjectKind::Desc ? "fqQuantDesc_t" : "fqTensorLayout_t");
+}
+
+template <class T>
+fqStatus_t live_object(const char* arg, T* p, ObjectKind k) {
+    if (!p) return fail(FQ_STATUS_INVALID_HANDLE, "{}: NULL {}", arg, kind_name(k));
+    if (!is_live(p, k))
+        return fail(FQ_STATUS_INVALID_HANDLE, "{}: not a live {} (destroyed, or another kind of object)", arg,
+                    kind_name(k));
+    return FQ_STATUS_SUCCESS;
+}
+
+template <class T>
+fqStatus_t create_object(const char* arg, T** out, ObjectKind k) {
+    if (!out) return fail(FQ_STATUS_NULL_POINTER, "{}: NULL output pointer", arg);
+    *out = nullptr;
+    T* p = new T();
+    register_object(p, k);
+    *out = p;
+    return FQ_STATUS_SUCCESS;
+}
+
+template <class T>
+fqStatus_t destroy_object(const char* arg, T* p, ObjectKind k) {
+    if (!p) return FQ_STATUS_SUCCESS;
+    FQ_TRY(live_object(arg, p, k));
+    unregister_object(p);
+    delete p;
+    return FQ_STATUS_SUCCESS;
+}
+
+// ---- Attribute tables: one row per attribute; set/get are written once over them. ---------------
+
+enum class AttrType { I32, I64, F32, Ptr };
+
+size_t attr_size(AttrType t) {
+    switch (t) {
+        case AttrType::I32: return sizeof(int32_t);
+        case AttrType::I64: return sizeof(int64_t);
+        case AttrType::F32: return sizeof(float);
+        case AttrType::Ptr: return sizeof(void*);
+    }
+    return 0;
+}
+
+struct Attr {
+    int32_t id;
+    const char* name;
+    AttrType type;
+    size_t offset;         // of the member in the object
+    bool writable;
+    int64_t min, max;      // accepted range of integer values (enums: their values)
+};
+
+constexpr int64_t kAny = INT64_MAX;
+
+#define FQ_DESC_ATTR(ID, member, type, lo, hi) \
+    Attr { ID, #ID, AttrType::type, offsetof(fqQuantDescOpaque, member), true, lo, hi }
+
+const Attr kDescAttrs[] = {
+    FQ_DESC_ATTR(FQ_QUANT_DESC_ACTIVATION, activation, I32, 0, FQ_ACTIVATION_SWIGLU_OAI),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_LAYOUT, gate_layout, I32, 0, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_ORDER, gate_order, I32, 0, FQ_GATE_ORDER_UP_FIRST),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, gate_block_width, I32, 32, 1 << 20),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, intermediate_rounding, I32, 0, FQ_ROUNDING_ROUND_BOTH),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCHEME, scheme, I32, 0, FQ_SCHEME_NVFP4),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GROUP_SIZE, group_size, I32, 1, 1 << 20),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_OUTPUT_TYPE, output_type, I32, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP4_E2M1),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_TYPE, scale_type, I32, 0, FQ_TYPE_E8M0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, scale_layout, I32, 0, FQ_SCALE_LAYOUT_PACKED_UE8M0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_ROUNDING, scale_rounding, I32, 0, FQ_SCALE_ROUNDING_POW2_CEIL),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MX_SCALE_RULE, mx_scale_rule, I32, 0, FQ_MX_SCALE_RULE_FLOOR),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_APPLY, scale_apply, I32, 0, FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_QMAX, qmax, F32, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MIN_SCALE, min_scale, F32, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SWIGLU_ALPHA, swiglu_alpha, F32, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SWIGLU_BETA, swiglu_beta, F32, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SWIGLU_LIMIT, swiglu_limit, F32, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_UB_POINTER, scale_ub, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_ROW_PROB_POINTER, row_prob, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MOE_LAYOUT, moe_layout, I32, 0, FQ_MOE_LAYOUT_MASKED),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MOE_NUM_EXPERTS, moe_num_experts, I32, 0, 1 << 20),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, moe_offsets, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_MOE_COUNTS_POINTER, moe_counts, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_OUTPUTS, outputs, I32, 0, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_COLUMNWISE_BLOCK, columnwise_block, I32, 32, 128),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, columnwise_transpose, I32, 0, 1),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, columnwise_output, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, columnwise_scales, Ptr, 0, 0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, global_amax, Ptr, 0, 0),
+};
+
+const Attr kLayoutAttrs[] = {
+    {FQ_TENSOR_LAYOUT_TYPE, "FQ_TENSOR_LAYOUT_TYPE", AttrType::I32, offsetof(fqTensorLayoutOpaque, dtype), true, 0, FQ_TYPE_INT32},
+    {FQ_TENSOR_LAYOUT_ROWS, "FQ_TENSOR_LAYOUT_ROWS", AttrType::I64, offsetof(fqTensorLayoutOpaque, rows), true, 0, kAny},
+    {FQ_TENSOR_LAYOUT_COLS, "FQ_TENSOR_LAYOUT_COLS", AttrType::I64, offsetof(fqTensorLayoutOpaque, cols), true, 1, kAny},
+    {FQ_TENSOR_LAYOUT_LD, "FQ_TENSOR_LAYOUT_LD", AttrType::I64, offsetof(fqTensorLayoutOpaque, ld), true, 1, kAny},
+};
+
+const Attr kHandleAttrs[] = {
+    {FQ_HANDLE_BACKEND, "FQ_HANDLE_BACKEND", AttrType::I32, offsetof(fqContext, backend), false, 0, 0},
+    {FQ_HANDLE_DEVICE, "FQ_HANDLE_DEVICE", AttrType::I32, offsetof(fqContext, device), false, 0, 0},
+    {FQ_HANDLE_ARCH, "FQ_HANDLE_ARCH", AttrType::I32, offsetof(fqContext, arch), false, 0, 0},
+    {FQ_HANDLE_SM_COUNT, "FQ_HANDLE_SM_COUNT", AttrType::I32, offsetof(fqContext, sm_count), false, 0, 0},
+    {FQ_HANDLE_ALLOW_PDL, "FQ_HANDLE_ALLOW_PDL", AttrType::I32, offsetof(fqContext, allow_pdl), true, 0, 1},
+};
+
+template <size_t N>
+const Attr* find_attr(const Attr (&table)[N], int32_t id) {
+    for (const Attr& a : table)
+        if (a.id == id) return &a;
+    return nullptr;
+}
+
+template <size_t N>
+fqStatus_t set_attr(const Attr (&table)[N], const char* what, void* object, int32_t id, const void* buf, size_t size) {
+    const Attr* a = find_attr(table, id);
+    if (!a) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is not a {} attribute", id, what);
+    if (!a->writable) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is read-only", a->name);
+    if (!buf) return fail(FQ_STATUS_NULL_POINTER, "buf: NULL value for {}", a->name);
+    if (size != attr_size(a->type))
+        return fail(FQ_STATUS_INVALID_VALUE, "sizeInBytes: {} takes {} bytes, not {}", a->name, attr_size(a->type), size);
+    if (a->type == AttrType::I32 || a->type == AttrType::I64) {
+        int64_t v;
+        if (a->type == AttrType::I32) { int32_t v32; std::memcpy(&v32, buf, 4); v = v32; }
+        else std::memcpy(&v, buf, 8);
+        if (v < a->min || v > a->max)
+            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is outside the accepted range [{}, {}]", a->name, v, a->min,
+                        a->max == kAny ? std::string("INT64_MAX") : std::to_string(a->max));
+    }
+    if (a->type == AttrType::F32) {
+        float v;
+        std::memcpy(&v, buf, 4);
+        const bool limit = id == FQ_QUANT_DESC_SWIGLU_LIMIT;  // +inf means "no clamp"
+        if (std::isnan(v) || (std::isinf(v) && !(limit && v > 0)))
+            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not a finite number", a->name, v);
+        const bool non_negative = id == FQ_QUANT_DESC_QMAX || id == FQ_QUANT_DESC_MIN_SCALE;
+        if ((non_negative && v < 0) || (limit && v <= 0))
+            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} must be {}", a->name, v, limit ? "positive" : ">= 0 (0 = default)");
+    }
+    std::memcpy(static_cast<char*>(object) + a->offset, buf, size);
+    return FQ_STATUS_SUCCESS;
+}
+
+template <size_t N>
+fqStatus_t get_attr(const Attr (&table)[N], const char* what, const void* object, int32_t id, void* buf, size_t size,
+                    size_t* written) {
+    const Attr* a = find_attr(table, id);
+    if (!a) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is not a {} attribute", id, what);
+    const size_t need = attr_size(a->type);
+    if (written) *written = need;
+    if (!buf && size == 0) {
+        if (!written) return fail(FQ_STATUS_NULL_POINTER, "sizeWritten: NULL while asking for the size of {}", a->name);
+        return FQ_STATUS_SUCCESS;
+    }
+    if (!buf) return fail(FQ_STATUS_NULL_POINTER, "buf: NULL for {}", a->name);
+    if (size != need)
+        return fail(FQ_STATUS_INVALID_VALUE, "sizeInBytes: {} takes {} bytes, not {}", a->name, need, size);
+    std::memcpy(buf, static_cast<const char*>(object) + a->offset, need);
+    return FQ_STATUS_SUCCESS;
+}
+
+void copy_name(const char* s, char* dst, size_t cap) {
+    if (!dst || cap == 0) return;
+    const size_t n = std::min(std::strlen(s), cap - 1);
+    std::memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out, OpConfig* c) {
+    FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+    FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+    FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
+    FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
+    return build_config(*handle, *desc, *in, *out, c);
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace
+
+extern "C" {
+
+uint32_t fqGetVersion(void) { return FQ_VERSION_NUMBER; }
+
+const char* fqGetStatusString(fqStatus_t s) {
+    switch (s) {
+        case FQ_STATUS_SUCCESS: return "FQ_STATUS_SUCCESS";
+        case FQ_STATUS_INVALID_VALUE: return "FQ_STATUS_INVALID_VALUE";
+        case FQ_STATUS_NULL_POINTER: return "FQ_STATUS_NULL_POINTER";
+        case FQ_STATUS_INVALID_HANDLE: return "FQ_STATUS_INVALID_HANDLE";
+        case FQ_STATUS_NOT_SUPPORTED: return "FQ_STATUS_NOT_SUPPORTED";
+        case FQ_STATUS_MISALIGNED: return "FQ_STATUS_MISALIGNED";
+        case FQ_STATUS_INSUFFICIENT_BUFFER: return "FQ_STATUS_INSUFFICIENT_BUFFER";
+        case FQ_STATUS_INSUFFICIENT_WORKSPACE: return "FQ_STATUS_INSUFFICIENT_WORKSPACE";
+        case FQ_STATUS_ALLOC_FAILED: return "FQ_STATUS_ALLOC_FAILED";
+        case FQ_STATUS_CUDA_ERROR: return "FQ_STATUS_CUDA_ERROR";
+        case FQ_STATUS_NO_DEVICE: return "FQ_STATUS_NO_DEVICE";
+        case FQ_STATUS_INTERNAL_ERROR: return "FQ_STATUS_INTERNAL_ERROR";
+        default: return "FQ_STATUS_UNKNOWN";
+    }
+}
+
+const char* fqGetLastErrorMessage(void) { return last_error(); }
+
+fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device) {
+    return guarded("fqCreate", [&]() -> fqStatus_t {
+        if (!handle) return fail(FQ_STATUS_NULL_POINTER, "handle: NULL output pointer");
+        *handle = nullptr;
+        fqContext ctx;
+        if (backend == FQ_BACKEND_HOST) {
+            if (device != -1 && device != 0)
+                return fail(FQ_STATUS_INVALID_VALUE, "device: {} given for FQ_BACKEND_HOST, which takes -1 or 0", device);
+        } else if (backend == FQ_BACKEND_CUDA) {
+            if (device < -1) return fail(FQ_STATUS_INVALID_VALUE, "device: {} is not a CUDA ordinal or -1", device);
+            ctx.backend = Backend::Cuda;
+            FQ_TRY(cuda_device_info(device, &ctx.device, &ctx.arch, &ctx.sm_count));
+        } else {
+            return fail(FQ_STATUS_INVALID_VALUE, "backend: {} is neither FQ_BACKEND_HOST (0) nor FQ_BACKEND_CUDA (1)", backend);
+        }
+        FQ_TRY(create_object("handle", handle, ObjectKind::Handle));
+        **handle = ctx;
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqDestroy(fqHandle_t handle) {
+    return guarded("fqDestroy", [&] { return destroy_object("handle", handle, ObjectKind::Handle); });
+}
+
+fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t size) {
+    return guarded("fqHandleSetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        return set_attr(kHandleAttrs, "handle", handle, attr, buf, size);
+    });
+}
+
+fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t size, size_t* written) {
+    return guarded("fqHandleGetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        return get_attr(kHandleAttrs, "handle", handle, attr, buf, size, written);
+    });
+}
+
+fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t rows, int64_t cols, int64_t ld) {
+    return guarded("fqTensorLayoutCreate", [&]() -> fqStatus_t {
+        if (!layout) return fail(FQ_STATUS_NULL_POINTER, "layout: NULL output pointer");
+        *layout = nullptr;
+        if (dtype < 0 || dtype > FQ_TYPE_INT32) return fail(FQ_STATUS_INVALID_VALUE, "dtype: {} is not an fqDataType value", dtype);
+        if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
+        if (cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "cols: {} must be positive", cols);
+        if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
+        FQ_TRY(create_object("layout", layout, ObjectKind::Layout));
+        **layout = fqTensorLayoutOpaque{dtype, rows, cols, ld};
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqTensorLayoutDestroy(fqTensorLayout_t layout) {
+    return guarded("fqTensorLayoutDestroy", [&] { return destroy_object("layout", layout, ObjectKind::Layout); });
+}
+
+fqStatus_t fqTensorLayoutSetAttribute(fqTensorLayout_t layout, int32_t attr, const void* buf, size_t size) {
+    return guarded("fqTensorLayoutSetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("layout", layout, ObjectKind::Layout));
+        return set_attr(kLayoutAttrs, "tensor layout", layout, attr, buf, size);
+    });
+}
+
+fqStatus_t fqTensorLayoutGetAttribute(fqTensorLayout_t layout, int32_t attr, void* buf, size_t size, size_t* written) {
+    return guarded("fqTensorLayoutGetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("layout", layout, ObjectKind::Layout));
+        return get_attr(kLayoutAttrs, "tensor layout", layout, attr, buf, size, written);
+    });
+}
+
+fqStatus_t fqQuantDescCreate(fqQuantDesc_t* desc) {
+    return guarded("fqQuantDescCreate", [&] { return create_object("desc", desc, ObjectKind::Desc); });
+}
+
+fqStatus_t fqQuantDescDestroy(fqQuantDesc_t desc) {
+    return guarded("fqQuantDescDestroy", [&] { return destroy_object("desc", desc, ObjectKind::Desc); });
+}
+
+fqStatus_t fqQuantDescSetAttribute(fqQuantDesc_t desc, int32_t attr, const void* buf, size_t size) {
+    return guarded("fqQuantDescSetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+        return set_attr(kDescAttrs, "quantization descriptor", desc, attr, buf, size);
+    });
+}
+
+fqStatus_t fqQuantDescGetAttribute(fqQuantDesc_t desc, int32_t attr, void* buf, size_t size, size_t* written) {
+    return guarded("fqQuantDescGetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+        return get_attr(kDescAttrs, "quantization descriptor", desc, attr, buf, size, written);
+    });
+}
+
+fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, int32_t which, int32_t info,
+                                int64_t* value) {
+    return guarded("fqGetScaleBufferInfo", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+        if (!value) return fail(FQ_STATUS_NULL_POINTER, "value: NULL output pointer");
+        if (which == FQ_OUTPUT_COLUMNWISE)
+            return fail(FQ_STATUS_NOT_SUPPORTED, "which: columnwise scale buffers have no implementation in this version");
+        OpConfig c;
+        FQ_TRY(resolve_quantization(*desc, rows, cols, which, &c));
+        const ScaleGeometry& g = c.scales;
+        const bool affine = g.layout != ScaleLayout::Swizzled128x4 && g.layout != ScaleLayout::PackedUe8m0;
+        const bool row_major = g.layout == ScaleLayout::RowMajor;
+        switch (info) {
+            case FQ_SCALE_INFO_BYTES: *value = g.bytes; break;
+            case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
+            case FQ_SCALE_INFO_COLS: *value = g.cols; break;
+            case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
+            case FQ_SCALE_INFO_PADDED_COLS: *value = g.padded_cols; break;
+            case FQ_SCALE_INFO_ROW_STRIDE:
+                *value = g.layout == ScaleLayout::PackedUe8m0 ? 4 : (affine ? (row_major ? g.ld : 1) * g.elem_bytes : 0);
+                break;
+            case FQ_SCALE_INFO_COL_STRIDE:
+                *value = g.layout == ScaleLayout::PackedUe8m0 ? g.ld * 4 : (affine ? (row_major ? 1 : g.ld) * g.elem_bytes : 0);
+                break;
+            case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
+            case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;
+            case FQ_SCALE_INFO_BATCH: *value = 1; break;
+            case FQ_SCALE_INFO_BATCH_STRIDE: *value = g.bytes; break;
+            default: return fail(FQ_STATUS_INVALID_VALUE, "info: {} is not an fqScaleInfo value", info);
+        }
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqGetScaleBufferSize(fqQuantDesc_t desc, int64_t rows, int64_t cols, int32_t which, size_t* size) {
+    return guarded("fqGetScaleBufferSize", [&]() -> fqStatus_t {
+        if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        int64_t bytes = 0;
+        FQ_TRY(fqGetScaleBufferInfo(desc, rows, cols, which, FQ_SCALE_INFO_BYTES, &bytes));
+        *size = size_t(bytes);
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
+                              size_t* size) {
+    return guarded("fqGetWorkspaceSize", [&]() -> fqStatus_t {
+        if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        OpConfig c;
+        FQ_TRY(configure(handle, desc, in, out, &c));
+        *size = 0;
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
+                          char* variant_name, size_t capacity) {
+    return guarded("fqQuerySupport", [&]() -> fqStatus_t {
+        copy_name("", variant_name, capacity);
+        OpConfig c;
+        FQ_TRY(configure(handle, desc, in, out, &c));
+        const Variant* v = nullptr;
+        FQ_TRY(select_variant(handle->backend, handle->arch, c, &v));
+        copy_name(v->name, variant_name, capacity);
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqGetVariantCount(fqHandle_t handle, int32_t* count) {
+    return guarded("fqGetVariantCount", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        if (!count) return fail(FQ_STATUS_NULL_POINTER, "count: NULL output pointer");
+        *count = int32_t(variants_for(handle->backend, handle->arch).size());
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name_out, size_t capacity) {
+    return guarded("fqGetVariantName", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        if (!name_out || capacity == 0) return fail(FQ_STATUS_NULL_POINTER, "name: NULL or zero-capacity buffer");
+        const auto vs = variants_for(handle->backend, handle->arch);
+        if (index < 0 || size_t(index) >= vs.size())
+            return fail(FQ_STATUS_INVALID_VALUE, "index: {} is outside [0, {})", index, vs.size());
+        copy_name(fmt::format("{}: {}", vs[size_t(index)]->name, vs[size_t(index)]->covers).c_str(), name_out, capacity);
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout, const void* input,
+                      fqTensorLayout_t outputLayout, void* output, void* scales, size_t scales_bytes, void* workspace,
+                      size_t workspace_bytes, fqStream_t stream) {
+    return guarded("fqQuantize", [&]() -> fqStatus_t {
+        OpConfig c;
+        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &c));
+        (void)workspace;
+        (void)workspace_bytes;  // no variant needs workspace (fqGetWorkspaceSize returns 0)
+        if (size_t(c.scales.bytes) > scales_bytes)
+            return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales",
+                        scales_bytes, c.scales.bytes, name(c.scales.layout), c.scales.rows, c.scales.cols);
+        if (c.rows > 0) {
+            if (!input) return fail(FQ_STATUS_NULL_POINTER, "input: NULL");
+            if (!output) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
+        }
+        if (c.scales.bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", c.scales.bytes);
+        if (c.scheme == Scheme::PerTensorDynamic && c.rows == 0 && scales == nullptr)
+            return fail(FQ_STATUS_NULL_POINTER, "scales: NULL");
+        if (handle->backend == Backend::Cuda) {
+            // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
+            const std::pair<const char*, const void*> ptrs[] = {
+                {"input", c.rows ? input : nullptr}, {"output", c.rows ? output : nullptr},
+                {"scales", c.scales.bytes ? scales : nullptr}, {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale},
+                {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub}, {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}};
+            for (const auto& [arg, p] : ptrs)
+                if (p && !cuda_pointer_is_device(p))
+                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,
+                                handle->device);
+            if (c.scales.type == DType::Fp32 && scales && (reinterpret_cast<uintptr_t>(scales) & 3u))
+                return fail(FQ_STATUS_MISALIGNED, "scales: fp32 scales need a 4-byte aligned buffer");
+        }
+        c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
+        const Variant* v = nullptr;
+        FQ_TRY(select_variant(handle->backend, handle->arch, c, &v));
+        return v->run(LaunchArgs{c, input, output, scales, reinterpret_cast<void*>(stream), handle->device,
+                                 handle->allow_pdl != 0});
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,191 @@
+#include "config.h"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+#include "error.h"
+
+namespace fq {
+namespace {
+
+float format_qmax(DType t) {
+    switch (t) {
+        case DType::E4M3FN: return 448.0f;
+        case DType::E4M3FNUZ: return 240.0f;
+        case DType::E5M2: return 57344.0f;
+        case DType::Int8: return 127.0f;
+        case DType::E2M1: return 6.0f;
+        default: return 0.0f;
+    }
+}
+
+// Which value types a scheme can produce (SPEC §3.1).
+bool scheme_takes_output(Scheme s, DType t) {
+    switch (s) {
+        case Scheme::Mxfp8: return t == DType::E4M3FN || t == DType::E5M2;
+        case Scheme::Mxfp4:
+        case Scheme::Nvfp4: return t == DType::E2M1;
+        default: return is_fp8(t) || t == DType::Int8;
+    }
+}
+
+DType required_scale_type(Scheme s) {
+    if (s == Scheme::Mxfp8 || s == Scheme::Mxfp4) return DType::E8M0;
+    if (s == Scheme::Nvfp4) return DType::E4M3FN;
+    return DType::Fp32;
+}
+
+int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
+    switch (s) {
+        case Scheme::PerGroup: return group_size;
+        case Scheme::Block2D: return 128;
+        case Scheme::Mxfp8:
+        case Scheme::Mxfp4: return 32;
+        case Scheme::Nvfp4: return 16;
+        default: return cols;  // per-token and per-tensor: the whole row
+    }
+}
+
+bool mul_overflows(int64_t a, int64_t b) { return a != 0 && b > std::numeric_limits<int64_t>::max() / a; }
+
+fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
+    if (l.rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} is negative", arg, l.rows);
+    if (l.cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "{}: cols {} must be positive", arg, l.cols);
+    if (l.ld < l.cols)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: row stride (ld) {} is smaller than cols {}", arg, l.ld, l.cols);
+    if (mul_overflows(l.rows, l.ld))
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} x ld {} overflows a 64-bit element count", arg,
+                    l.rows, l.ld);
+    return FQ_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
+                                OpConfig* c) {
+    if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
+    if (cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "cols: {} must be positive", cols);
+    if (which != FQ_OUTPUT_ROWWISE && which != FQ_OUTPUT_COLUMNWISE)
+        return fail(FQ_STATUS_INVALID_VALUE, "which: {} is neither FQ_OUTPUT_ROWWISE (1) nor FQ_OUTPUT_COLUMNWISE (2)",
+                    which);
+    const auto scheme = Scheme(d.scheme);
+    const auto out = DType(d.output_type);
+    const auto stype = DType(d.scale_type);
+    const auto layout = ScaleLayout(d.scale_layout);
+    c->scheme = scheme;
+
+    if (!scheme_takes_output(scheme, out))
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_OUTPUT_TYPE: {} is not an output type of scheme {}",
+                    name(out), name(scheme));
+    if (scheme == Scheme::PerGroup && d.group_size != 32 && d.group_size != 64 && d.group_size != 128)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GROUP_SIZE: {} is not 32, 64 or 128", d.group_size);
+
+    // Scale element type (SPEC §6: E8M0 only with power-of-two rules; NVFP4 only with E4M3).
+    const bool pow2 = d.scale_rounding == FQ_SCALE_ROUNDING_POW2_CEIL;
+    const DType needed = required_scale_type(scheme);
+    if (needed != DType::Fp32 && stype != needed)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_TYPE: scheme {} needs {} scales, not {}",
+                    name(scheme), name(needed), name(stype));
+    if (needed == DType::Fp32 && stype != DType::Fp32) {
+        const bool e8m0_ok = stype == DType::E8M0 && pow2 && (scheme == Scheme::PerGroup || scheme == Scheme::PerToken);
+        if (!e8m0_ok)
+            return fail(FQ_STATUS_INVALID_VALUE,
+                        "FQ_QUANT_DESC_SCALE_TYPE: {} scales are allowed for scheme {} only as E8M0 with "
+                        "FQ_SCALE_ROUNDING_POW2_CEIL (PER_GROUP or PER_TOKEN); otherwise FP32",
+                        name(stype), name(scheme));
+    }
+    if (is_per_tensor(scheme) && layout != ScaleLayout::RowMajor)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_LAYOUT: a per-tensor scale is one value; use ROW_MAJOR, not {}",
+                    name(layout));
+    const bool byte_scales = scale_type_bytes(stype) == 1;
+    if ((layout == ScaleLayout::Swizzled128x4 || layout == ScaleLayout::PackedUe8m0) && !byte_scales)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_LAYOUT: {} holds byte scales (E8M0/E4M3), not {}",
+                    name(layout), name(stype));
+    if (layout == ScaleLayout::PackedUe8m0 && stype != DType::E8M0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_LAYOUT: PACKED_UE8M0 needs E8M0 scales, not {}",
+                    name(stype));
+    if (d.scale_ub && !is_fp8(out))
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to fp8 outputs only, not {}",
+                    name(out));
+    if (scheme == Scheme::PerTensorStatic && !d.static_scale)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_STATIC_SCALE_POINTER: PER_TENSOR_STATIC needs the caller's scale");
+
+    // Quantizer parameters with defaults resolved (SPEC §3.2, §3.4).
+    QuantParams& q = c->quant;
+    q.out = out;
+    const float fmax = format_qmax(out);
+    q.qmax = d.qmax > 0.0f ? d.qmax : fmax;
+    if (q.qmax > fmax)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} exceeds the largest finite {} value {}", q.qmax,
+                    name(out), fmax);
+    q.min_scale = d.min_scale > 0.0f ? d.min_scale : (out == DType::Int8 ? FLT_EPSILON : 1.0f / (q.qmax * 512.0f));
+    q.pow2_ceil = pow2;
+    q.reciprocal = d.scale_apply == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL;
+
+    // Scale geometry (SPEC §4).
+    c->group = scheme_block(scheme, d.group_size, cols);
+    const int64_t srows = is_per_tensor(scheme) ? (scheme == Scheme::PerTensorDynamic ? 1 : 0) : rows;
+    const int64_t scols = is_per_tensor(scheme) ? srows : ceil_div(cols, c->group);
+    c->scales = make_scale_geometry(layout, stype, srows, scols);
+    return FQ_STATUS_SUCCESS;
+}
+
+fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fqTensorLayoutOpaque& in,
+                        const fqTensorLayoutOpaque& out, OpConfig* c) {
+    FQ_TRY(check_layout("inputLayout", in));
+    FQ_TRY(check_layout("outputLayout", out));
+    if (in.dtype != FQ_TYPE_BF16 && in.dtype != FQ_TYPE_FP16)
+        return fail(FQ_STATUS_INVALID_VALUE, "inputLayout: type {} is not BF16 or FP16", name(DType(in.dtype)));
+    if (out.dtype != d.output_type)
+        return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: type {} differs from FQ_QUANT_DESC_OUTPUT_TYPE {}",
+                    name(DType(out.dtype)), name(DType(d.output_type)));
+    if (in.rows != out.rows)
+        return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: {} rows, but inputLayout has {}", out.rows, in.rows);
+
+    c->gate = GateLayout(d.gate_layout);
+    c->act = Act(d.activation);
+    const bool gated = c->gate != GateLayout::None;
+    if (c->act == Act::SwigluOai && !gated)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_ACTIVATION: SWIGLU_OAI is gated; set FQ_QUANT_DESC_GATE_LAYOUT");
+    if (gated ? in.cols != 2 * out.cols : in.cols != out.cols)
+        return fail(FQ_STATUS_INVALID_VALUE, "inputLayout: {} columns, but a {} input for {} output columns has {}",
+                    in.cols, gated ? "gated" : "non-gated", out.cols, gated ? 2 * out.cols : out.cols);
+    if (c->gate == GateLayout::BlockInterleaved) {
+        if (d.gate_block_width <= 0 || d.gate_block_width % 32 != 0)
+            return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GATE_BLOCK_WIDTH: {} is not a positive multiple of 32",
+                        d.gate_block_width);
+        if (out.cols % d.gate_block_width != 0)
+            return fail(FQ_STATUS_INVALID_VALUE,
+                        "FQ_QUANT_DESC_GATE_BLOCK_WIDTH: output width {} is not a multiple of the block width {}",
+                        out.cols, d.gate_block_width);
+    }
+    if (out.dtype == FQ_TYPE_FP4_E2M1 && (out.ld % 2 != 0 || out.cols % 2 != 0))
+        return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: FP4 values pack two per byte; cols {} and ld {} must be even",
+                    out.cols, out.ld);
+
+    FQ_TRY(resolve_quantization(d, out.rows, out.cols, FQ_OUTPUT_ROWWISE, c));
+
+    c->in_type = in.dtype == FQ_TYPE_BF16 ? InType::Bf16 : InType::Fp16;
+    c->rows = in.rows;
+    c->in_cols = in.cols;
+    c->in_ld = in.ld;
+    c->cols = out.cols;
+    c->out_ld = out.ld;
+    c->gate_order = GateOrder(d.gate_order);
+    c->gate_block = d.gate_block_width;
+    c->rounding = Rounding(d.intermediate_rounding);
+    c->swiglu = {d.swiglu_alpha, d.swiglu_beta, d.swiglu_limit};
+    c->row_prob = d.row_prob;
+    c->static_scale = d.static_scale;
+    c->scale_ub = d.scale_ub;
+    c->moe = MoeLayout(d.moe_layout);
+    c->num_experts = d.moe_num_experts;
+    c->outputs = d.outputs;
+    if (c->outputs == 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_OUTPUTS: asks for no output (set ROWWISE, COLUMNWISE or both)");
+    (void)h;
+    return FQ_STATUS_SUCCESS;
+}
+
+}  // namespace fq

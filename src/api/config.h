@@ -1,0 +1,19 @@
+// Turning the caller's descriptor and layouts into one validated OpConfig (SPEC §6). Every rule broken
+// becomes a specific status and a sentence naming the argument and the rule.
+#pragma once
+
+#include "../common/op_config.h"
+#include "objects.h"
+
+namespace fq {
+
+// Validates the quantization part of `d` for an output of rows x cols and fills the scheme, quant
+// parameters and scale geometry of `c` (`which` = FQ_OUTPUT_ROWWISE or FQ_OUTPUT_COLUMNWISE).
+fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
+                                OpConfig* c);
+
+// Validates everything fqQuantize needs except buffer pointers and fills `c`.
+fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fqTensorLayoutOpaque& in,
+                        const fqTensorLayoutOpaque& out, OpConfig* c);
+
+}  // namespace fq

@@ -1,0 +1,65 @@
+// The opaque objects behind the public handles, and the registry that tells a live object from a
+// NULL, destroyed or foreign pointer without dereferencing it.
+#pragma once
+
+#include <cstdint>
+#include <cmath>
+
+#include "../common/types.h"
+#include "fusedquant/fusedquant.h"
+
+struct fqContext {
+    fq::Backend backend = fq::Backend::Host;
+    int32_t device = -1;
+    int32_t arch = 0;
+    int32_t sm_count = 1;
+    int32_t allow_pdl = 0;
+};
+
+struct fqTensorLayoutOpaque {
+    int32_t dtype = FQ_TYPE_BF16;
+    int64_t rows = 0, cols = 0, ld = 0;
+};
+
+// Descriptor attribute values exactly as the caller set them; defaults resolved in build_config().
+struct fqQuantDescOpaque {
+    int32_t activation = FQ_ACTIVATION_IDENTITY;
+    int32_t gate_layout = FQ_GATE_LAYOUT_NONE;
+    int32_t gate_order = FQ_GATE_ORDER_GATE_FIRST;
+    int32_t gate_block_width = 32;
+    int32_t intermediate_rounding = FQ_ROUNDING_FP32;
+    int32_t scheme = FQ_SCHEME_PER_GROUP;
+    int32_t group_size = 128;
+    int32_t output_type = FQ_TYPE_FP8_E4M3FN;
+    int32_t scale_type = FQ_TYPE_FP32;
+    int32_t scale_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+    int32_t scale_rounding = FQ_SCALE_ROUNDING_NONE;
+    int32_t mx_scale_rule = FQ_MX_SCALE_RULE_RCEIL;
+    int32_t scale_apply = FQ_SCALE_APPLY_DIVIDE;
+    float qmax = 0.0f;
+    float min_scale = 0.0f;
+    float swiglu_alpha = 1.702f, swiglu_beta = 1.0f, swiglu_limit = 7.0f;
+    const float* static_scale = nullptr;
+    const float* scale_ub = nullptr;
+    const float* row_prob = nullptr;
+    int32_t moe_layout = FQ_MOE_LAYOUT_NONE;
+    int32_t moe_num_experts = 0;
+    const int32_t* moe_offsets = nullptr;
+    const int32_t* moe_counts = nullptr;
+    int32_t outputs = FQ_OUTPUT_ROWWISE;
+    int32_t columnwise_block = 32;
+    int32_t columnwise_transpose = 0;
+    void* columnwise_output = nullptr;
+    void* columnwise_scales = nullptr;
+    const float* global_amax = nullptr;
+};
+
+namespace fq {
+
+enum class ObjectKind { Handle, Desc, Layout };
+
+void register_object(const void* p, ObjectKind k);
+void unregister_object(const void* p);
+bool is_live(const void* p, ObjectKind k);
+
+}  // namespace fq

@@ -1,0 +1,76 @@
+// Activations of SPEC §2, written once for the host reference and the CUDA kernels. Every value comes
+// from fp32 arithmetic with explicit operation order and the library's portable exp/erf/tanh, so all
+// backends produce the same bits.
+#pragma once
+
+#include "formats.h"
+#include "portable_math.h"
+
+namespace fq {
+
+enum class Act : int32_t { Identity = 0, Silu = 1, GeluErf = 2, GeluTanh = 3, Relu = 4, ReluSquared = 5, SwigluOai = 6 };
+enum class Rounding : int32_t { Fp32 = 0, RoundProduct = 1, RoundBoth = 2 };
+enum class InType : int32_t { Bf16 = 0, Fp16 = 1 };
+
+struct SwigluParams {
+    float alpha = 1.702f, beta = 1.0f, limit = 7.0f;
+};
+
+// Rounds an fp32 intermediate to the input dtype and back (the ROUND_* modes).
+FQ_HD float round_to_input(InType t, float x) {
+    return t == InType::Bf16 ? bf16_to_float(float_to_bf16(x)) : fp16_to_float(float_to_fp16(x));
+}
+
+FQ_HD float load_input(InType t, uint16_t bits) {
+    return t == InType::Bf16 ? bf16_to_float(bits) : fp16_to_float(bits);
+}
+
+FQ_HD float silu(float x) { return x / (1.0f + portable_exp(-x)); }
+
+FQ_HD float gelu_erf(float x) {
+    const float kInvSqrt2 = 0.70710678118654752f;
+    return 0.5f * x * (1.0f + portable_erf(x * kInvSqrt2));
+}
+
+FQ_HD float gelu_tanh(float x) {
+    const float kSqrt2OverPi = 0.79788456080286536f, kCubic = 0.044715f;
+    const float inner = kSqrt2OverPi * fmaf(kCubic * x * x, x, x);  // sqrt(2/pi) (x + 0.044715 x^3)
+    return 0.5f * x * (1.0f + portable_tanh(inner));
+}
+
+FQ_HD float relu(float x) { return x > 0.0f ? x : (is_nan(x) ? x : 0.0f); }
+
+// The ungated activation act(x).
+FQ_HD float activate(Act a, float x) {
+    switch (a) {
+        case Act::Silu: return silu(x);
+        case Act::GeluErf: return gelu_erf(x);
+        case Act::GeluTanh: return gelu_tanh(x);
+        case Act::Relu: return relu(x);
+        case Act::ReluSquared: { const float r = relu(x); return r * r; }
+        default: return x;
+    }
+}
+
+// SwiGLU-OAI (gpt-oss): g' = min(g, limit); u' = clamp(u, -limit, limit); g' * sigmoid(alpha g') * (u' + beta).
+FQ_HD float swiglu_oai(float g, float u, const SwigluParams& p) {
+    // Written as comparisons, not fminf/fmaxf, so a NaN input propagates (as torch.clamp does).
+    const float gc = g > p.limit ? p.limit : g;
+    const float uc = u > p.limit ? p.limit : (u < -p.limit ? -p.limit : u);
+    const float sig = 1.0f / (1.0f + portable_exp(-p.alpha * gc));
+    return gc * sig * (uc + p.beta);
+}
+
+// The gated activation act(g) * u with the intermediate-rounding mode of SPEC §2.
+FQ_HD float activate_gated(Act a, float g, float u, Rounding r, InType t, const SwigluParams& p) {
+    if (a == Act::SwigluOai) {
+        const float y = swiglu_oai(g, u, p);
+        return r == Rounding::Fp32 ? y : round_to_input(t, y);
+    }
+    float ag = activate(a, g);
+    if (r == Rounding::RoundBoth) ag = round_to_input(t, ag);
+    const float y = ag * u;
+    return r == Rounding::Fp32 ? y : round_to_input(t, y);
+}
+
+}  // namespace fq

@@ -1,0 +1,144 @@
+// Portable exp / erf / tanh, bit-identical on the host reference and in CUDA device code
+// (SPEC §0: every backend writes identical bytes).
+//
+// Contract
+//   * Only correctly rounded IEEE-754 binary32 operations are used in the value path: +, -, *,
+//     IEEE division, fmaf (always a true fused multiply-add), rintf, and bit manipulation. No
+//     libm transcendental, no __expf / MUFU, and every multiply-add is an explicit fmaf (nvcc
+//     would contract a*b+c, g++ would not). Requires IEEE division and no flush-to-zero on the
+//     device, i.e. do NOT build with -use_fast_math / -ftz=true / -prec-div=false.
+//   * Max error against the float64 result (ulp of the correctly rounded float result), measured
+//     over all 2^32 inputs by tests/test_portable_math.cpp's sweeps and a one-off exhaustive run:
+//       portable_exp  <= 1 ulp     (subnormal results included)
+//       portable_erf  <= 1 ulp
+//       portable_tanh <= 1 ulp
+//   * Special values: NaN -> the same NaN bits (no arithmetic touches it, so no backend
+//     canonicalises the payload); exp(+inf) = +inf, exp(-inf) = +0, exp(x > ~88.72) = +inf,
+//     exp(x < ~-103.97) = +0; erf and tanh are odd (signed zeros preserved, f(-x) == -f(x)
+//     bit for bit) and saturate to exactly +-1 where the float result rounds to 1.
+//
+// Polynomial coefficients come from tools/fit_portable_math.py (-> portable_math_coeffs.h).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "hd.h"
+#include "portable_math_coeffs.h"
+
+namespace fq {
+namespace detail {
+
+FQ_HD uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+FQ_HD float bits_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+// a * b, rounded, and never contracted with a following add into an FMA by any compiler (nvcc
+// contracts a*b+c by default, g++ does under -ffp-contract=fast, the default for -std=gnu++*).
+// Used where a product may flow into a caller's add, e.g. 1 + portable_exp(-x).
+FQ_HD float mul_nofuse(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  volatile float p = a * b;
+  return p;
+#endif
+}
+
+// 2^n for n in [-126, 127], built directly from the exponent field.
+FQ_HD float pow2i(int n) { return bits_float(static_cast<uint32_t>(n + 127) << 23); }
+
+constexpr uint32_t kSignBit = 0x80000000u;
+
+}  // namespace detail
+
+// exp(x)
+FQ_HD float portable_exp(float x) {
+  if (!(x == x)) return x;                 // NaN: returned untouched
+  // Clamp: exp(89) overflows to +inf and exp(-104) rounds to +0 in the reconstruction below.
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -104.0f ? -104.0f : x;
+
+  // Range reduction (Cody-Waite, ln2 = kLn2Hi + kLn2Lo): x = k ln2 + r, |r| <= ln2/2.
+  // For k != 0, x and k*kLn2Hi are multiples of 2^-25 and differ by < 1/2: the first fmaf is exact.
+  constexpr float kLog2e = 1.442695022e+00f;
+  constexpr float kLn2Hi = 6.931471825e-01f;   // float(ln 2)
+  constexpr float kLn2Lo = -1.904654212e-09f;  // float(ln 2 - kLn2Hi)
+  const float k = rintf(x * kLog2e);           // in [-150, 128]
+  const float r_hi = fmaf(-k, kLn2Hi, x);      // exact
+  const float r_lo = -k * kLn2Lo;              // |r_lo| < 3e-7
+  const float r = fmaf(-k, kLn2Lo, r_hi);      // r_hi + r_lo
+
+  // Polynomial: exp(r) = 1 + r + r^2 Q(r). The linear term is added as r_hi + (r_lo + r^2 Q)
+  // so that r's own rounding error does not reach the result.
+  const float em1 = r_hi + fmaf(r * r, detail::exp_q(r), r_lo);  // expm1(r)
+  const float p = 1.0f + em1;
+
+  // Reconstruction: p * 2^k. For a normal result, add k to p's exponent field (exact).
+  const int ki = static_cast<int>(k);
+  if (ki >= -125 && ki <= 127) {  // p is in [0.70, 1.42], so p * 2^k is normal
+    return detail::bits_float(detail::float_bits(p) + (static_cast<uint32_t>(ki) << 23));
+  }
+  // Overflow (k = 128) and subnormal results: two exact-exponent products, so that the
+  // result is rounded once, by the second one.
+  const int k1 = ki / 2;
+  return detail::mul_nofuse(detail::mul_nofuse(p, detail::pow2i(k1)), detail::pow2i(ki - k1));
+}
+
+// erf(x)
+FQ_HD float portable_erf(float x) {
+  if (!(x == x)) return x;
+  const uint32_t sign = detail::float_bits(x) & detail::kSignBit;
+  const float a = detail::bits_float(detail::float_bits(x) ^ sign);  // |x|
+  float y;
+  if (a < 1.0f) {
+    // erf(a) = a + a Q(a^2): the final fmaf rounds once, exact for a = 0 and subnormal a.
+    y = fmaf(a, detail::erf_small_q(a * a), a);
+  } else if (a < 3.92f) {
+    // erf(a) = 1 - erfc(a),  erfc(a) = exp(-a^2 + G(a)) with G a smooth fit of ln erfc(a) + a^2.
+    const float g = detail::erf_large_g(a - 2.5f);
+    y = 1.0f - portable_exp(fmaf(-a, a, g));
+  } else {
+    y = 1.0f;  // erfc(a) < 2^-25: erf rounds to 1
+  }
+  return detail::bits_float(detail::float_bits(y) | sign);
+}
+
+// tanh(x)
+FQ_HD float portable_tanh(float x) {
+  if (!(x == x)) return x;
+  const uint32_t sign = detail::float_bits(x) & detail::kSignBit;
+  const float a = detail::bits_float(detail::float_bits(x) ^ sign);  // |x|
+  float y;
+  if (a < 1.0f) {
+    // tanh(a) = a + a^3 R(a^2)
+    const float s = a * a;
+    y = fmaf(a * s, detail::tanh_small_r(s), a);
+  } else if (a < 9.1f) {
+    // tanh(a) = 1 - 2 / (exp(2a) + 1); the subtracted term is < 0.24, so its error is damped.
+    const float e = portable_exp(2.0f * a);
+    y = 1.0f - 2.0f / (e + 1.0f);
+  } else {
+    y = 1.0f;  // 1 - tanh(a) < 2^-25: tanh rounds to 1
+  }
+  return detail::bits_float(detail::float_bits(y) | sign);
+}
+
+}  // namespace fq

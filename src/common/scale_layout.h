@@ -1,0 +1,77 @@
+// Scale layouts of SPEC §4: one geometry (sizes, padding, strides) and one index function per layout.
+// Logical scales S[m, k]: m = row (token), k = group index along the row.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hd.h"
+#include "types.h"
+
+namespace fq {
+
+FQ_HD int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+FQ_HD int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+struct ScaleGeometry {
+    ScaleLayout layout = ScaleLayout::RowMajor;
+    DType type = DType::Fp32;
+    int64_t rows = 0, cols = 0;                // logical M x K_g
+    int64_t padded_rows = 0, padded_cols = 0;  // storage extents, padding included
+    int64_t ld = 0;                            // storage elements between k columns (col-major) or rows
+    int64_t elem_bytes = 4;                    // bytes of one storage element
+    int64_t bytes = 0;                         // the whole buffer
+};
+
+inline int64_t scale_type_bytes(DType t) { return t == DType::Fp32 ? 4 : 1; }
+
+// Geometry for `rows` x `groups` logical scales of element type `type` in `layout`.
+inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups) {
+    ScaleGeometry g;
+    g.layout = layout;
+    g.type = type;
+    g.rows = g.padded_rows = rows;
+    g.cols = g.padded_cols = groups;
+    g.elem_bytes = scale_type_bytes(type);
+    switch (layout) {
+        case ScaleLayout::RowMajor: g.ld = groups; break;
+        case ScaleLayout::ColMajor: g.ld = rows; break;
+        case ScaleLayout::ColMajorTma:  // TMA needs 16-byte aligned columns
+            g.ld = g.padded_rows = round_up(rows, 16 / g.elem_bytes);
+            break;
+        case ScaleLayout::Swizzled128x4:  // 512-byte atoms of 128 rows x 4 scale columns
+            g.padded_rows = round_up(rows, 128);
+            g.padded_cols = round_up(groups, 4);
+            g.ld = 0;
+            break;
+        case ScaleLayout::PackedUe8m0:  // int32 words of four E8M0, MN-major, TMA-aligned
+            g.elem_bytes = 4;
+            g.padded_rows = g.ld = round_up(rows, 4);
+            g.padded_cols = ceil_div(groups, 4);
+            break;
+    }
+    g.bytes = g.padded_rows * g.padded_cols * g.elem_bytes;
+    return g;
+}
+
+// Byte offset of S[m, k] in the buffer.
+FQ_HD int64_t scale_offset(ScaleLayout layout, int64_t ld, int64_t elem_bytes, int64_t groups, int64_t m,
+                           int64_t k) {
+    switch (layout) {
+        case ScaleLayout::RowMajor: return (m * ld + k) * elem_bytes;
+        case ScaleLayout::ColMajor:
+        case ScaleLayout::ColMajorTma: return (k * ld + m) * elem_bytes;
+        case ScaleLayout::Swizzled128x4: {
+            const int64_t k_tiles = (groups + 3) / 4;
+            return (m / 128) * k_tiles * 512 + (k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + (k % 4);
+        }
+        case ScaleLayout::PackedUe8m0: return ((k / 4) * ld + m) * 4 + (k % 4);
+    }
+    return 0;
+}
+
+FQ_HD int64_t scale_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
+    return scale_offset(g.layout, g.ld, g.elem_bytes, g.cols, m, k);
+}
+
+}  // namespace fq

@@ -1,0 +1,18 @@
+// The CUDA hooks of a library built without CUDA: every CUDA handle is refused clearly.
+#include "../api/error.h"
+#include "device.h"
+
+namespace fq {
+
+fqStatus_t cuda_device_info(int32_t, int32_t*, int32_t*, int32_t*) {
+    return fail(FQ_STATUS_NO_DEVICE, "backend: this build of libfusedquant has no CUDA support (configure with "
+                                     "FQ_ENABLE_CUDA=ON); use FQ_BACKEND_HOST");
+}
+
+bool cuda_pointer_is_device(const void*) { return false; }
+
+
+}  // namespace fq
+
+#include "registry.h"
+void fq::register_cuda_variants(std::vector<Variant>&) {}

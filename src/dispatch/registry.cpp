@@ -1,0 +1,41 @@
+#include "registry.h"
+
+#include "../api/error.h"
+
+namespace fq {
+
+const std::vector<Variant>& variant_table() {
+    static const std::vector<Variant> table = [] {
+        std::vector<Variant> t;
+        register_cuda_variants(t);
+        register_host_variants(t);
+        return t;
+    }();
+    return table;
+}
+
+std::vector<const Variant*> variants_for(Backend b, int arch) {
+    std::vector<const Variant*> out;
+    for (const Variant& v : variant_table())
+        if (v.backend == b && arch >= v.min_arch && arch <= v.max_arch) out.push_back(&v);
+    return out;
+}
+
+fqStatus_t select_variant(Backend b, int arch, const OpConfig& c, const Variant** chosen) {
+    std::string first_reason;
+    for (const Variant* v : variants_for(b, arch)) {
+        std::string why = v->refuse(c);
+        if (why.empty()) {
+            *chosen = v;
+            return FQ_STATUS_SUCCESS;
+        }
+        if (first_reason.empty()) first_reason = std::move(why);
+    }
+    const std::string where = b == Backend::Host ? std::string("the host backend")
+                                                 : fmt::format("CUDA sm_{}", arch);
+    if (first_reason.empty())
+        return fail(FQ_STATUS_NOT_SUPPORTED, "no kernel variant is compiled for {} in this build", where);
+    return fail(FQ_STATUS_NOT_SUPPORTED, "no kernel variant on {} runs this problem: {}", where, first_reason);
+}
+
+}  // namespace fq
