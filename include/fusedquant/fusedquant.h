@@ -218,8 +218,10 @@ enum fqHandleAttribute {
     FQ_HANDLE_DEVICE = 1,       /**< int32_t, read-only: CUDA ordinal, -1 on the host backend */
     FQ_HANDLE_ARCH = 2,         /**< int32_t, read-only: compute capability * 10 (90 = sm_90), 0 on host */
     FQ_HANDLE_SM_COUNT = 3,     /**< int32_t, read-only: multiprocessors (host: hardware threads) */
-    FQ_HANDLE_ALLOW_PDL = 4     /**< int32_t, read-write, default 0: launch with programmatic dependent
+    FQ_HANDLE_ALLOW_PDL = 4,    /**< int32_t, read-write, default 0: launch with programmatic dependent
                                      launch on sm_90+ (the caller's previous kernel must allow it) */
+    FQ_HANDLE_VARIANT = 5       /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
+                                     to variant `index` of fqGetVariantName, for `fq check` and tests */
 };
 FQ_API fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t sizeInBytes);
 FQ_API fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t sizeInBytes,

@@ -145,6 +145,7 @@ const Attr kHandleAttrs[] = {
     {FQ_HANDLE_ARCH, "FQ_HANDLE_ARCH", AttrType::I32, offsetof(fqContext, arch), false, 0, 0},
     {FQ_HANDLE_SM_COUNT, "FQ_HANDLE_SM_COUNT", AttrType::I32, offsetof(fqContext, sm_count), false, 0, 0},
     {FQ_HANDLE_ALLOW_PDL, "FQ_HANDLE_ALLOW_PDL", AttrType::I32, offsetof(fqContext, allow_pdl), true, 0, 1},
+    {FQ_HANDLE_VARIANT, "FQ_HANDLE_VARIANT", AttrType::I32, offsetof(fqContext, variant), true, -1, 1 << 20},
 };
 
 template <size_t N>
@@ -400,7 +401,7 @@ fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_
         OpConfig c;
         FQ_TRY(configure(handle, desc, in, out, &c));
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(handle->backend, handle->arch, c, &v));
+        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
         copy_name(v->name, variant_name, capacity);
         return FQ_STATUS_SUCCESS;
     });
@@ -460,9 +461,9 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         }
         c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(handle->backend, handle->arch, c, &v));
+        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
         return v->run(LaunchArgs{c, input, output, scales, reinterpret_cast<void*>(stream), handle->device,
-                                 handle->allow_pdl != 0});
+                                 handle->sm_count, handle->allow_pdl != 0});
     });
 }
 

@@ -14,6 +14,7 @@ struct fqContext {
     int32_t arch = 0;
     int32_t sm_count = 1;
     int32_t allow_pdl = 0;
+    int32_t variant = -1;  // pinned variant index, -1 = dispatcher's choice
 };
 
 struct fqTensorLayoutOpaque {

@@ -12,9 +12,11 @@
 
 #include "hd.h"
 
-#if !defined(__CUDA_ARCH__)
-#  include <cmath>
+#if defined(__CUDACC__)
+#  include <cuda_bf16.h>
+#  include <cuda_fp16.h>
 #endif
+#include <cmath>
 
 namespace fq {
 
@@ -146,6 +148,9 @@ FQ_HD uint16_t float_to_bf16(float x) {
 }
 
 FQ_HD float fp16_to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(h));  // exact, as the software path below
+#endif
     const uint32_t sign = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1F, m = h & 0x3FF;
     if (e == 0x1F) return bits_float(sign | 0x7F800000u | (m << 13));  // Inf / NaN
     const float v = (e == 0) ? float(m) * exp2i(-24) : float(0x400 | m) * exp2i(int(e) - 25);
@@ -155,6 +160,9 @@ FQ_HD float fp16_to_float(uint16_t h) {
 // RNE float -> fp16 with IEEE overflow to Inf (this is a value-preserving rounding of an intermediate,
 // not a saturating quantization).
 FQ_HD uint16_t float_to_fp16(float x) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(x));  // IEEE RNE, overflow to Inf: as the software path below
+#endif
     const uint32_t u = float_bits(x);
     const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
     if (is_nan(x)) return uint16_t(sign | 0x7E00u);

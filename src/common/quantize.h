@@ -16,8 +16,14 @@ struct QuantParams {
     bool reciprocal = false;      // MULTIPLY_RECIPROCAL instead of DIVIDE
 };
 
-FQ_HD const MiniFloat& minifloat_of(DType t) {
-    return t == DType::E4M3FNUZ ? kE4M3FNUZ : (t == DType::E5M2 ? kE5M2 : (t == DType::E2M1 ? kE2M1 : kE4M3FN));
+// By value: namespace-scope constants of class type are not visible in device code.
+FQ_HD MiniFloat minifloat_of(DType t) {
+    switch (t) {
+        case DType::E4M3FNUZ: return MiniFloat{4, 3, 8, 0x7F, 0x80, false, false};
+        case DType::E5M2: return MiniFloat{5, 2, 15, 0x7B, 0x7F, true, true};
+        case DType::E2M1: return MiniFloat{2, 1, 1, 0x7, 0x0, false, true};
+        default: return MiniFloat{4, 3, 7, 0x7E, 0x7F, true, true};
+    }
 }
 
 // Encodes one value already divided by its scale. fp8 and int8 codes are returned as a byte.

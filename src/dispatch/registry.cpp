@@ -21,9 +21,21 @@ std::vector<const Variant*> variants_for(Backend b, int arch) {
     return out;
 }
 
-fqStatus_t select_variant(Backend b, int arch, const OpConfig& c, const Variant** chosen) {
+fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, const Variant** chosen) {
+    std::vector<const Variant*> candidates = variants_for(b, arch);
+    if (pinned >= 0) {
+        if (size_t(pinned) >= candidates.size())
+            return fail(FQ_STATUS_INVALID_VALUE, "FQ_HANDLE_VARIANT: {} is outside the {} variants of this handle", pinned,
+                        candidates.size());
+        const std::string why = candidates[size_t(pinned)]->refuse(c);
+        if (!why.empty())
+            return fail(FQ_STATUS_NOT_SUPPORTED, "FQ_HANDLE_VARIANT: pinned variant {} does not run this problem: {}",
+                        candidates[size_t(pinned)]->name, why);
+        *chosen = candidates[size_t(pinned)];
+        return FQ_STATUS_SUCCESS;
+    }
     std::string first_reason;
-    for (const Variant* v : variants_for(b, arch)) {
+    for (const Variant* v : candidates) {
         std::string why = v->refuse(c);
         if (why.empty()) {
             *chosen = v;

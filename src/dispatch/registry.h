@@ -19,6 +19,7 @@ struct LaunchArgs {
     void* scales;
     void* stream;     // cudaStream_t on the CUDA backend
     int device;
+    int sm_count;
     bool allow_pdl;
 };
 
@@ -38,8 +39,9 @@ const std::vector<Variant>& variant_table();
 // The variants of one backend (and, for CUDA, one architecture), in selection order.
 std::vector<const Variant*> variants_for(Backend b, int arch);
 
-// The first variant that runs `c`, or NOT_SUPPORTED with a message naming what is missing.
-fqStatus_t select_variant(Backend b, int arch, const OpConfig& c, const Variant** chosen);
+// The first variant that runs `c` (or variant `pinned` of variants_for(), when pinned >= 0), or
+// NOT_SUPPORTED with a message naming what is missing.
+fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, const Variant** chosen);
 
 // Registration hooks, one per backend; the CUDA one is empty when the library is built without CUDA.
 void register_host_variants(std::vector<Variant>& table);

@@ -1,0 +1,336 @@
+//! The safe API against the real library, on the host backend (no GPU needed).
+use fusedquant::*;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+fn host() -> Handle {
+    Handle::new(Backend::Host, 0).expect("host handle")
+}
+
+#[test]
+fn descriptor_layout_and_handle_attributes_round_trip() -> Result<()> {
+    let mut d = QuantDesc::new()?;
+    // The documented defaults.
+    assert_eq!(d.activation()?, Activation::Identity);
+    assert_eq!(d.gate_layout()?, GateLayout::None);
+    assert_eq!(d.scheme()?, QuantScheme::PerGroup);
+    assert_eq!(d.group_size()?, 128);
+    assert_eq!(d.output_type()?, DataType::Fp8E4m3fn);
+    assert_eq!(d.scale_type()?, DataType::Fp32);
+    assert_eq!(d.scale_layout()?, ScaleLayout::RowMajor);
+    assert_eq!(d.outputs()?, vec![Output::Rowwise]);
+    assert!(d.static_scale_pointer()?.is_null());
+
+    d.set_activation(Activation::SwigluOai)?
+        .set_gate_layout(GateLayout::BlockInterleaved)?
+        .set_gate_order(GateOrder::UpFirst)?
+        .set_gate_block_width(64)?
+        .set_intermediate_rounding(IntermediateRounding::RoundBoth)?
+        .set_scheme(QuantScheme::PerToken)?
+        .set_group_size(64)?
+        .set_output_type(DataType::Int8)?
+        .set_scale_type(DataType::E8m0)?
+        .set_scale_layout(ScaleLayout::ColMajorTma)?
+        .set_scale_rounding(ScaleRounding::Pow2Ceil)?
+        .set_mx_scale_rule(MxScaleRule::Floor)?
+        .set_scale_apply(ScaleApply::MultiplyReciprocal)?
+        .set_qmax(224.0)?
+        .set_min_scale(1e-6)?
+        .set_swiglu_alpha(1.5)?
+        .set_swiglu_beta(0.5)?
+        .set_swiglu_limit(f32::INFINITY)?
+        .set_moe_layout(MoeLayout::Masked)?
+        .set_moe_num_experts(8)?
+        .set_outputs(&[Output::Rowwise, Output::Columnwise])?
+        .set_columnwise_block(128)?
+        .set_columnwise_transpose(true)?;
+    assert_eq!(d.activation()?, Activation::SwigluOai);
+    assert_eq!(d.gate_layout()?, GateLayout::BlockInterleaved);
+    assert_eq!(d.gate_order()?, GateOrder::UpFirst);
+    assert_eq!(d.gate_block_width()?, 64);
+    assert_eq!(d.intermediate_rounding()?, IntermediateRounding::RoundBoth);
+    assert_eq!(d.scheme()?, QuantScheme::PerToken);
+    assert_eq!(d.group_size()?, 64);
+    assert_eq!(d.output_type()?, DataType::Int8);
+    assert_eq!(d.scale_type()?, DataType::E8m0);
+    assert_eq!(d.scale_layout()?, ScaleLayout::ColMajorTma);
+    assert_eq!(d.scale_rounding()?, ScaleRounding::Pow2Ceil);
+    assert_eq!(d.mx_scale_rule()?, MxScaleRule::Floor);
+    assert_eq!(d.scale_apply()?, ScaleApply::MultiplyReciprocal);
+    assert_eq!((d.qmax()?, d.min_scale()?), (224.0, 1e-6));
+    assert_eq!((d.swiglu_alpha()?, d.swiglu_beta()?, d.swiglu_limit()?), (1.5, 0.5, f32::INFINITY));
+    assert_eq!((d.moe_layout()?, d.moe_num_experts()?), (MoeLayout::Masked, 8));
+    assert_eq!(d.outputs()?, vec![Output::Rowwise, Output::Columnwise]);
+    assert_eq!((d.columnwise_block()?, d.columnwise_transpose()?), (128, true));
+
+    // Pointers are only stored here (nothing runs with this descriptor).
+    let (scale, offsets, mut out) = (1.0f32, [0i32; 9], [0u8; 4]);
+    let out_ptr = out.as_mut_ptr() as *mut c_void;
+    unsafe {
+        d.set_static_scale_pointer(&scale)?
+            .set_scale_ub_pointer(&scale)?
+            .set_row_prob_pointer(&scale)?
+            .set_global_amax_pointer(&scale)?
+            .set_moe_offsets_pointer(offsets.as_ptr())?
+            .set_moe_counts_pointer(offsets.as_ptr())?
+            .set_columnwise_output_pointer(out_ptr)?
+            .set_columnwise_scale_pointer(out_ptr)?;
+    }
+    for p in [d.static_scale_pointer()?, d.scale_ub_pointer()?, d.row_prob_pointer()?, d.global_amax_pointer()?] {
+        assert_eq!(p, &scale as *const f32);
+    }
+    assert_eq!((d.moe_offsets_pointer()?, d.moe_counts_pointer()?), (offsets.as_ptr(), offsets.as_ptr()));
+    assert_eq!((d.columnwise_output_pointer()?, d.columnwise_scale_pointer()?), (out_ptr, out_ptr));
+
+    let mut l = TensorLayout::new(DataType::Bf16, 3, 64, 80)?;
+    assert_eq!((l.dtype()?, l.rows()?, l.cols()?, l.ld()?), (DataType::Bf16, 3, 64, 80));
+    l.set_dtype(DataType::Fp16)?.set_rows(5)?.set_cols(32)?.set_ld(48)?;
+    assert_eq!((l.dtype()?, l.rows()?, l.cols()?, l.ld()?), (DataType::Fp16, 5, 32, 48));
+    assert_eq!(l.span_bytes()?, (4 * 48 + 32) * 2);
+
+    let mut h = host();
+    assert_eq!((h.backend()?, h.device()?, h.arch()?), (Backend::Host, -1, 0));
+    assert!(h.sm_count()? >= 1);
+    assert!(!h.allow_pdl()?);
+    h.set_allow_pdl(true)?;
+    assert!(h.allow_pdl()?);
+    Ok(())
+}
+
+#[test]
+fn unknown_enum_values_cross_as_unknown_and_are_refused_by_the_library() -> Result<()> {
+    assert_eq!(Activation::from(1234), Activation::Unknown(1234));
+    assert_eq!(i32::from(Activation::Unknown(1234)), 1234);
+    let mut d = QuantDesc::new()?;
+    let input = TensorLayout::new(DataType::Bf16, 4, 256, 256)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 4, 256, 256)?;
+    // Refused when set or, as values are checked against each other, when used: never undefined behaviour.
+    let err = match d.set_activation(Activation::Unknown(1234)) {
+        Err(e) => e,
+        Ok(d) => host().query_support(d, &input, &output).unwrap_err(),
+    };
+    assert_eq!(err.status, Status::InvalidValue, "{err}");
+    Ok(())
+}
+
+#[test]
+fn bad_group_size_is_invalid_value_naming_the_argument() {
+    let mut d = QuantDesc::new().unwrap();
+    // The library may refuse 48 when it is set, or (values are checked against each other) when used.
+    let err = match d.set_group_size(48) {
+        Err(e) => e,
+        Ok(d) => d.scale_buffer_size(4, 256, Output::Rowwise).unwrap_err(),
+    };
+    assert_eq!(err.status, Status::InvalidValue);
+    assert!(err.message.to_lowercase().contains("group"), "message names the argument: {err}");
+    assert!(err.to_string().starts_with("FQ_STATUS_INVALID_VALUE"), "{err}");
+}
+
+#[test]
+fn block_2d_on_the_host_backend_is_not_supported() -> Result<()> {
+    let h = host();
+    let mut d = QuantDesc::new()?;
+    d.set_scheme(QuantScheme::Block2d)?;
+    let input = TensorLayout::new(DataType::Bf16, 128, 256, 256)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 128, 256, 256)?;
+    let err = h.query_support(&d, &input, &output).unwrap_err();
+    assert_eq!(err.status, Status::NotSupported, "{err}");
+    assert!(!err.message.is_empty());
+    let scales = d.scale_buffer_size(128, 256, Output::Rowwise).unwrap_or(0);
+    let (x, mut y, mut s) = (vec![0u16; 128 * 256], vec![0u8; 128 * 256], vec![0f32; scales.max(4) / 4]);
+    let err = h.quantize(&d, &input, &x, &output, &mut y, &mut s).unwrap_err();
+    assert_eq!(err.status, Status::NotSupported, "{err}");
+    Ok(())
+}
+
+#[test]
+fn variants_are_listed_and_the_supported_one_is_among_them() -> Result<()> {
+    let h = host();
+    let variants = h.variants()?;
+    assert_eq!(variants.len(), h.variant_count()?);
+    assert!(!variants.is_empty());
+    let mut d = QuantDesc::new()?;
+    d.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?;
+    let input = TensorLayout::new(DataType::Bf16, 4, 512, 512)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 4, 256, 256)?;
+    let name = h.query_support(&d, &input, &output)?;
+    assert!(!name.is_empty());
+    assert!(variants.iter().any(|v| v.starts_with(&name)), "{name} not in {variants:?}");
+    assert_eq!(h.workspace_size(&d, &input, &output)?, 0);
+
+    // Pinning a variant: the support query answers with that one.
+    let mut h = h;
+    assert_eq!(h.variant()?, None);
+    let index = variants.iter().position(|v| v.starts_with(&name)).unwrap();
+    h.set_variant(Some(index))?;
+    assert_eq!(h.variant()?, Some(index));
+    assert_eq!(h.query_support(&d, &input, &output)?, name);
+    assert_eq!(h.set_variant(Some(1 << 30)).unwrap_err().status, Status::InvalidValue);
+    h.set_variant(None)?;
+    assert_eq!(h.variant()?, None);
+    Ok(())
+}
+
+#[test]
+fn scale_buffer_query_reports_tma_padding_and_partial_groups() -> Result<()> {
+    let mut d = QuantDesc::new()?;
+    d.set_scale_layout(ScaleLayout::ColMajorTma)?;
+    // 5 rows x 192 columns, groups of 128: 2 scale columns (the last partial), rows padded to 4 floats.
+    let s = d.scale_buffer(5, 192, Output::Rowwise)?;
+    assert_eq!((s.rows, s.cols, s.padded_rows, s.padded_cols), (5, 2, 8, 2));
+    assert_eq!((s.element_bytes, s.dtype, s.row_stride, s.col_stride), (4, DataType::Fp32, 4, 32));
+    assert_eq!((s.bytes, s.batch), (64, 1));
+    assert_eq!(d.scale_buffer_size(5, 192, Output::Rowwise)?, 64);
+    Ok(())
+}
+
+#[test]
+fn short_slices_are_refused_before_the_call() -> Result<()> {
+    let h = host();
+    let d = QuantDesc::new()?;
+    let input = TensorLayout::new(DataType::Bf16, 2, 128, 128)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 2, 128, 128)?;
+    let (x, mut y, mut s) = (vec![0u16; 256], vec![0u8; 256], vec![0f32; 2]);
+    h.quantize(&d, &input, &x, &output, &mut y, &mut s)?;
+    let err = h.quantize(&d, &input, &x[..255], &output, &mut y, &mut s).unwrap_err();
+    assert_eq!(err.status, Status::InsufficientBuffer, "{err}");
+    assert!(err.message.starts_with("input"), "{err}");
+    let err = h.quantize(&d, &input, &x, &output, &mut y[..255], &mut s).unwrap_err();
+    assert!(err.status == Status::InsufficientBuffer && err.message.starts_with("output"), "{err}");
+    let err = h.quantize(&d, &input, &x, &output, &mut y, &mut s[..1]).unwrap_err();
+    assert!(err.status == Status::InsufficientBuffer && err.message.starts_with("scales"), "{err}");
+    let err = h.quantize(&d, &input, &x, &output, &mut y, &mut [0u8; 8]).unwrap_err();
+    assert!(err.status == Status::InvalidValue && err.message.starts_with("scales"), "{err}");
+    let err = h.quantize(&d, &input, &vec![0f32; 256], &output, &mut y, &mut s).unwrap_err();
+    assert!(err.status == Status::InvalidValue && err.message.starts_with("input"), "{err}");
+    Ok(())
+}
+
+/// OCP fp8 e4m3fn (no Inf; 0x7F/0xFF are NaN), written independently of the crate's decoder.
+fn e4m3fn(b: u8) -> f64 {
+    assert_ne!(b & 0x7F, 0x7F, "NaN");
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = (((b >> 3) & 0xF) as i32, (b & 7) as f64);
+    sign * if e == 0 { m / 8.0 * 2f64.powi(-6) } else { (1.0 + m / 8.0) * 2f64.powi(e - 7) }
+}
+
+#[test]
+fn crate_fp8_decoder_agrees_with_the_test_decoder() {
+    for b in (0..=255u8).filter(|b| b & 0x7F != 0x7F) {
+        assert_eq!(bits::decode_byte(DataType::Fp8E4m3fn, b).unwrap() as f64, e4m3fn(b), "byte {b:#04x}");
+    }
+    assert!(bits::decode_byte(DataType::Fp8E4m3fn, 0x7F).unwrap().is_nan());
+    assert_eq!(bits::decode_byte(DataType::Fp8E5m2, 0x7B), Some(57344.0));
+    assert_eq!(bits::decode_byte(DataType::Fp8E4m3fnuz, 0x7F), Some(240.0));
+    assert_eq!(bits::bf16_to_f32(bits::bf16_from_f32(1.0 + 1.0 / 256.0)), 1.0); // a tie goes to even
+}
+
+#[test]
+fn silu_gated_per_token_e4m3fn_matches_f64_math() -> Result<()> {
+    let (m, h) = (4usize, 200usize);
+    // bf16 inputs [m, 2h] = [gate | up]; row 2 is all zeros (its scale is the minimum scale).
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    let x: Vec<u16> = (0..m * 2 * h)
+        .map(|i| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let v = ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 8.0 * (1 + i / (2 * h)) as f64;
+            if i / (2 * h) == 2 {
+                0
+            } else {
+                ((v as f32).to_bits() >> 16) as u16
+            }
+        })
+        .collect();
+    let hnd = host();
+    let mut d = QuantDesc::new()?;
+    d.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?.set_scheme(QuantScheme::PerToken)?;
+    let input = TensorLayout::new(DataType::Bf16, m as i64, 2 * h as i64, 2 * h as i64)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, m as i64, h as i64, h as i64)?;
+    assert_eq!(d.scale_buffer_size(m as i64, h as i64, Output::Rowwise)?, m * 4);
+    let (mut q, mut scales) = (vec![0xAAu8; m * h], vec![f32::NAN; m]);
+    hnd.quantize(&d, &input, &x, &output, &mut q, &mut scales)?;
+
+    let bf16 = |b: u16| f32::from_bits((b as u32) << 16) as f64;
+    for r in 0..m {
+        let row = &x[r * 2 * h..(r + 1) * 2 * h];
+        let y: Vec<f64> = (0..h)
+            .map(|j| {
+                let g = bf16(row[j]);
+                g / (1.0 + (-g).exp()) * bf16(row[h + j])
+            })
+            .collect();
+        let amax = y.iter().fold(0f64, |a, v| a.max(v.abs()));
+        let expected_scale = (amax / 448.0).max(1.0 / (448.0 * 512.0));
+        let s = scales[r] as f64;
+        assert!((s - expected_scale).abs() <= 1e-6 * expected_scale, "row {r}: scale {s} vs {expected_scale}");
+        for (j, &want) in y.iter().enumerate() {
+            let got = e4m3fn(q[r * h + j]);
+            // Half a unit in the last place of e4m3 at |y / s| (subnormal spacing 2^-9), plus fp32 slack.
+            let t = want.abs() / s;
+            let half_ulp = if t < 2f64.powi(-6) { 2f64.powi(-10) } else { 2f64.powi(t.log2().floor() as i32 - 4) };
+            assert!((got - want / s).abs() <= half_ulp + 1e-5 * t, "row {r} col {j}: {got} vs {}", want / s);
+        }
+        if amax > 0.0 {
+            assert_eq!(q[r * h..(r + 1) * h].iter().map(|&b| e4m3fn(b).abs()).fold(0.0, f64::max), 448.0);
+        }
+    }
+    Ok(())
+}
+
+/// The values a Rust enum knows, and whether its `from` maps a value to a known variant and back.
+type Mapping = (Vec<i32>, fn(i32) -> bool);
+
+/// Every Rust enum, by the name of its C enum.
+fn rust_enums() -> BTreeMap<&'static str, Mapping> {
+    fn entry<E: CEnum>() -> (&'static str, Mapping) {
+        let known = E::KNOWN.iter().map(|&e| e.into()).collect();
+        (E::C_NAME, (known, |v| E::KNOWN.contains(&E::from(v)) && Into::<i32>::into(E::from(v)) == v))
+    }
+    BTreeMap::from([
+        entry::<Status>(),
+        entry::<DataType>(),
+        entry::<Backend>(),
+        entry::<Activation>(),
+        entry::<GateLayout>(),
+        entry::<GateOrder>(),
+        entry::<IntermediateRounding>(),
+        entry::<QuantScheme>(),
+        entry::<ScaleLayout>(),
+        entry::<ScaleRounding>(),
+        entry::<MxScaleRule>(),
+        entry::<ScaleApply>(),
+        entry::<MoeLayout>(),
+        entry::<Output>(),
+        entry::<HandleAttr>(),
+        entry::<TensorLayoutAttr>(),
+        entry::<QuantDescAttr>(),
+        entry::<ScaleInfo>(),
+    ])
+}
+
+#[test]
+fn every_header_enum_constant_is_mapped() {
+    // What bindgen parsed from fusedquant.h at build time: (C enum, constant, value).
+    let mut header: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+    for &(e, _, v) in ffi::HEADER_ENUM_CONSTANTS {
+        header.entry(e).or_default().push(v as i32);
+    }
+    let rust = rust_enums();
+    assert_eq!(header.keys().collect::<Vec<_>>(), rust.keys().collect::<Vec<_>>(), "C enums vs Rust enums");
+    for &(e, name, v) in ffi::HEADER_ENUM_CONSTANTS {
+        assert!((rust[e].1)(v as i32), "{name} = {v} of {e} has no Rust variant");
+    }
+    for (e, values) in header.iter_mut() {
+        values.sort();
+        let mut known = rust[e].0.clone();
+        known.sort();
+        assert_eq!(*values, known, "values of {e}: header vs Rust");
+    }
+}
+
+#[test]
+fn loaded_library_matches_the_header_version() {
+    assert_eq!(version(), HEADER_VERSION);
+}
