@@ -31,6 +31,9 @@ struct Variant {
     // Empty string: this variant runs `c`. Otherwise why it does not ("scheme MXFP8: ...").
     std::string (*refuse)(const OpConfig& c);
     fqStatus_t (*run)(const LaunchArgs& a);
+    // Never chosen by the dispatcher, only when pinned (FQ_HANDLE_VARIANT): measurement variants that
+    // deliberately break SPEC §0 (e.g. the hardware exponential), to show what the portable math costs.
+    bool benchmark_only = false;
 };
 
 // Every variant of every compiled backend, in selection order.

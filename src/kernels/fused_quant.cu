@@ -44,6 +44,7 @@ struct Params {
     const float* static_scale;
     const float* scale_ub;
     unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized)
+    bool hardware_exp;    // benchmark-only: SiLU with the MUFU exponential (breaks SPEC §0 on purpose)
 };
 
 // ---- Programmatic dependent launch (sm_90+; no-ops when launched without the attribute) ----------
@@ -109,8 +110,13 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, float 
                 g = h.h[p.order == GateOrder::GateFirst ? k : k + 1];
                 u = h.h[p.order == GateOrder::GateFirst ? k + 1 : k];
             }
-            v = activate_gated(p.act, load_input(p.in_type, g), load_input(p.in_type, u), p.rounding, p.in_type,
-                               p.swiglu);
+            if (p.hardware_exp) {
+                const float gf = load_input(p.in_type, g);
+                v = gf / (1.0f + __expf(-gf)) * load_input(p.in_type, u);
+            } else {
+                v = activate_gated(p.act, load_input(p.in_type, g), load_input(p.in_type, u), p.rounding, p.in_type,
+                                   p.swiglu);
+            }
         }
         y[i] = p.row_prob ? prob * v : v;
     }
@@ -325,10 +331,11 @@ bool use_four_rows(const OpConfig& c, int64_t col_tiles, int sm_count) {
     return (c.rows / 4) * col_tiles >= int64_t(4) * sm_count;
 }
 
-template <bool kVec, bool kHwCvt, bool kPdl>
+template <bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
 fqStatus_t run_group(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
-    const Params p = make_params(a);
+    Params p = make_params(a);
+    p.hardware_exp = kHardwareExp;
     const int64_t col_tiles = ceil_div(c.cols, int64_t(kThreads) * 8);
     const dim3 block(kThreads);
     if (c.scheme == Scheme::PerTensorDynamic) {
@@ -387,6 +394,12 @@ std::string refuse_group(const OpConfig& c) {
     return refuse_common(c);
 }
 
+std::string refuse_hardware_exp(const OpConfig& c) {
+    if (c.act != Act::Silu || !c.gated() || c.rounding != Rounding::Fp32)
+        return "benchmark-only: gated SiLU with FP32 intermediates only";
+    return refuse_group<true>(c);
+}
+
 template <bool kVec>
 std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
@@ -415,6 +428,7 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm80.group", "per-group 32/64/128 and per-tensor, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
     t.push_back({"sm80.token", "per-token, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_token<true>, run_token<true, false, false>});
     t.push_back({"sm80.group.unaligned", "per-group and per-tensor, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});
+    t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group<true, true, true, true>, true});
     t.push_back({"sm80.token.unaligned", "per-token, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_token<false>, run_token<false, false, false>});
 }
 

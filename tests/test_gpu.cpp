@@ -1,0 +1,295 @@
+// GPU tests (SPEC §0): every CUDA variant the dispatcher can select writes exactly the bytes of the host
+// reference — values, scales and padding — on fresh random inputs with poisoned outputs. Built as its
+// own executable; with no CUDA device it prints "skipped" and exits 77, which CTest reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fq_test_util.h"
+
+using namespace fqt;
+
+namespace {
+
+#define CUDA_OK(x) REQUIRE_MESSAGE((x) == cudaSuccess, #x)
+
+template <class T>
+struct DeviceBuffer {
+    T* p = nullptr;
+    size_t n = 0;
+    explicit DeviceBuffer(size_t count) : n(count) { CUDA_OK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T))); }
+    ~DeviceBuffer() { cudaFree(p); }
+    void upload(const std::vector<T>& v) { CUDA_OK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+    std::vector<T> download() const {
+        std::vector<T> v(n);
+        CUDA_OK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return v;
+    }
+};
+
+// One problem of the matrix: a descriptor's settings and a shape.
+struct Case {
+    int32_t act = FQ_ACTIVATION_SILU, gate = FQ_GATE_LAYOUT_SPLIT, order = 0, block = 32, rounding = 0;
+    int32_t scheme = FQ_SCHEME_PER_GROUP, group = 128, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+    int32_t pow2 = 0, e8m0 = 0, apply = 0, in_type = FQ_TYPE_BF16;
+    bool ub = false, prob = false, qmax = false, min_scale = false;
+    int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
+    int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
+
+    std::string describe() const {
+        char b[320];
+        std::snprintf(b, sizeof b,
+                      "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
+                      "apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld",
+                      act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, apply, in_type, ub,
+                      prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign);
+        return b;
+    }
+};
+
+// Random inputs that exercise the edges: mostly normal values, plus zero rows, NaN, Inf, values past
+// every format's qmax, tiny values.
+std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_cols, int64_t ld) {
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::uniform_int_distribution<int> pick(0, 999);
+    std::vector<uint16_t> v(size_t(c.rows * ld + c.misalign + 8), 0xFFFF);
+    const int64_t zero_row = c.rows > 2 ? 1 : -1;
+    for (int64_t m = 0; m < c.rows; ++m)
+        for (int64_t j = 0; j < in_cols; ++j) {
+            float x = normal(rng);
+            const int r = pick(rng);
+            if (r < 3) x = NAN;
+            else if (r < 5) x = (r & 1) ? INFINITY : -INFINITY;
+            else if (r < 12) x *= 3e4f;
+            else if (r < 20) x *= 1e-6f;
+            if (m == zero_row) x = 0.0f;
+            const uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
+            v[size_t(c.misalign + m * ld + j)] = bits;
+        }
+    return v;
+}
+
+void configure(Desc& d, const Case& c, const float* ub, const float* prob, const float* static_scale) {
+    d.i32(FQ_QUANT_DESC_ACTIVATION, c.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, c.gate).i32(FQ_QUANT_DESC_GATE_ORDER, c.order)
+        .i32(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, c.block).i32(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, c.rounding)
+        .i32(FQ_QUANT_DESC_SCHEME, c.scheme).i32(FQ_QUANT_DESC_GROUP_SIZE, c.group).i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out)
+        .i32(FQ_QUANT_DESC_SCALE_LAYOUT, c.layout).i32(FQ_QUANT_DESC_SCALE_ROUNDING, c.pow2)
+        .i32(FQ_QUANT_DESC_SCALE_APPLY, c.apply);
+    if (c.e8m0) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+    if (c.ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, ub);
+    if (c.prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, prob);
+    if (c.qmax) d.f32(FQ_QUANT_DESC_QMAX, c.out == FQ_TYPE_INT8 ? 100.0f : 200.0f);
+    if (c.min_scale) d.f32(FQ_QUANT_DESC_MIN_SCALE, 1e-3f);
+    if (c.scheme == FQ_SCHEME_PER_TENSOR_STATIC) d.ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale);
+}
+
+struct Tally {
+    int runs = 0, refused = 0;
+};
+
+// Runs `c` on the host and on every CUDA variant of `gpu` that accepts it; each must match byte for byte.
+void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) {
+    CAPTURE(c.describe());
+    const bool gated = c.gate != FQ_GATE_LAYOUT_NONE;
+    const int64_t in_cols = gated ? 2 * c.cols : c.cols, ld = in_cols + c.in_pad;
+    const std::vector<uint16_t> input = random_input(rng, c, in_cols, ld);
+    std::vector<float> prob(size_t(std::max<int64_t>(c.rows, 1)));
+    std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+    for (float& p : prob) p = u01(rng);
+    const float ub_h = 0.05f, static_h = 0.125f;
+
+    // Host reference.
+    Desc dh;
+    configure(dh, c, &ub_h, prob.data(), &static_h);
+    const size_t sbytes = scale_bytes(dh, c.rows, c.cols);
+    Handle host;
+    Layout li(c.in_type, c.rows, in_cols, ld), lo(c.out, c.rows, c.cols, c.cols);
+    std::vector<uint8_t> want_out(size_t(c.rows * c.cols), 0xAB), want_scales(sbytes, 0xAB);
+    REQUIRE_MESSAGE(fqQuantize(host.h, dh.d, li.l, input.data() + c.misalign, lo.l, want_out.data(), want_scales.data(),
+                               sbytes, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS,
+                    std::string(fqGetLastErrorMessage()));
+
+    // Device copies of everything the descriptor points at.
+    DeviceBuffer<uint16_t> d_in(input.size());
+    d_in.upload(input);
+    DeviceBuffer<float> d_prob(prob.size()), d_ub(1), d_static(1);
+    d_prob.upload(prob);
+    d_ub.upload({ub_h});
+    d_static.upload({static_h});
+    Desc dd;
+    configure(dd, c, d_ub.p, d_prob.p, d_static.p);
+
+    int32_t n = 0;
+    REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
+    for (int32_t v = -1; v < n; ++v) {  // -1: the dispatcher's own choice
+        REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+        DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes);
+        CUDA_OK(cudaMemset(d_out.p, 0xAB, std::max<size_t>(want_out.size(), 1)));  // poison
+        CUDA_OK(cudaMemset(d_scales.p, 0xAB, std::max<size_t>(sbytes, 1)));
+        const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, d_out.p, d_scales.p, sbytes,
+                                        nullptr, 0, nullptr);
+        if (s == FQ_STATUS_NOT_SUPPORTED && v >= 0) {
+            ++tally.refused;
+            continue;
+        }
+        char name[128] = "auto";
+        if (v >= 0) fqGetVariantName(gpu, v, name, sizeof name);
+        if (std::string(name).find("benchmark-only") != std::string::npos) continue;  // not bit-exact by design
+        CAPTURE(std::string(name));
+        REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+        CUDA_OK(cudaDeviceSynchronize());
+        ++tally.runs;
+        const std::vector<uint8_t> got_out = d_out.download(), got_scales = d_scales.download();
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < got_out.size(); ++i)
+            if (got_out[i] != want_out[i] && bad++ == 0) first = i;
+        CHECK_MESSAGE(bad == 0, bad, " value bytes differ; first at ", first, ": got ", int(got_out[first]), " want ",
+                      int(want_out[first]));
+        CHECK_MESSAGE(got_scales == want_scales, "scale bytes differ");
+    }
+    int32_t automatic = -1;
+    fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &automatic, 4);
+}
+
+bool g_has_gpu = false;
+
+}  // namespace
+
+TEST_CASE("every CUDA variant matches the host reference bit for bit over a random matrix of problems") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(std::random_device{}());
+    const unsigned seed = rng();
+    MESSAGE("seed ", seed);
+    rng.seed(seed);
+    Tally tally;
+
+    // Fixed cases first: the benchmark's problem and the edges the issue names.
+    std::vector<Case> cases;
+    cases.push_back(Case{});                                         // silu split, group 128, e4m3fn
+    { Case c; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR; cases.push_back(c); }
+    { Case c; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; c.rows = 5; cases.push_back(c); }
+    { Case c; c.rows = 0; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; cases.push_back(c); }
+    { Case c; c.rows = 1; cases.push_back(c); }
+    { Case c; c.cols = 192; c.group = 128; cases.push_back(c); }     // partial last group
+    { Case c; c.cols = 100; c.group = 32; cases.push_back(c); }      // width not divisible by 8
+    { Case c; c.in_pad = 24; cases.push_back(c); }                   // strided rows
+    { Case c; c.misalign = 1; cases.push_back(c); }                  // unaligned pointer
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.cols = 3000; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.rows = 33; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; cases.push_back(c); }
+    { Case c; c.rows = 300; c.cols = 2048; cases.push_back(c); }     // the 4-rows-per-block path
+
+    // Then a random sample of the whole space.
+    auto one = [&](std::initializer_list<int32_t> xs) {
+        std::vector<int32_t> v(xs);
+        return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+    };
+    for (int i = 0; i < 400; ++i) {
+        Case c;
+        c.act = one({0, 1, 2, 3, 4, 5, 6});
+        c.gate = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({1, 2, 3}) : one({0, 1, 2, 3});
+        c.order = one({0, 1});
+        c.block = one({32, 64});
+        c.rounding = one({0, 1, 2});
+        c.scheme = one({0, 1, 2, 3, 3, 3});
+        c.group = one({32, 64, 128});
+        c.out = one({FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E4M3FNUZ, FQ_TYPE_FP8_E5M2, FQ_TYPE_INT8});
+        const bool per_tensor = c.scheme <= 1;
+        c.layout = per_tensor ? 0 : one({0, 1, 2});
+        c.pow2 = one({0, 1});
+        c.e8m0 = c.pow2 && (c.scheme == 2 || c.scheme == 3) ? one({0, 1}) : 0;
+        c.apply = one({0, 1});
+        c.in_type = one({FQ_TYPE_BF16, FQ_TYPE_FP16});
+        c.ub = c.out != FQ_TYPE_INT8 && one({0, 0, 1});
+        c.prob = one({0, 1});
+        c.qmax = one({0, 0, 1});
+        c.min_scale = one({0, 0, 1});
+        c.rows = one({0, 1, 2, 3, 7, 16, 33, 130});
+        c.cols = c.gate == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED ? c.block * one({1, 2, 3, 5})
+                                                            : one({8, 32, 64, 96, 128, 136, 192, 200, 1024, 1032, 2056});
+        c.in_pad = one({0, 0, 8, 5});
+        c.misalign = one({0, 0, 0, 1});
+        cases.push_back(c);
+    }
+    for (const Case& c : cases) check_case(gpu.h, c, rng, tally);
+    MESSAGE(tally.runs, " variant runs compared, ", tally.refused, " (variant, problem) pairs refused by a variant");
+    CHECK(tally.runs > int(cases.size()));
+}
+
+TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked against the host)") {
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    const int64_t H = 4096, rows = (int64_t(1) << 31) / H + 3;  // 2^31 + 3H outputs
+    const size_t in_bytes = size_t(rows * 2 * H) * 2, out_bytes = size_t(rows * H);
+    if (free_bytes < in_bytes + out_bytes + (size_t(1) << 30)) {
+        MESSAGE("skipped: needs ", (in_bytes + out_bytes) >> 30, " GiB of device memory");
+        return;
+    }
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    Desc d;
+    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    DeviceBuffer<uint16_t> in(size_t(rows * 2 * H));
+    DeviceBuffer<uint8_t> out(out_bytes);
+    const size_t sbytes = scale_bytes(d, rows, H);
+    DeviceBuffer<uint8_t> scales(sbytes);
+    CUDA_OK(cudaMemset(in.p, 0x3F, in_bytes));
+    CUDA_OK(cudaMemset(out.p, 0xAB, out_bytes));
+    // Random values in the last 4 rows, the ones whose offsets pass 2^31.
+    const int64_t tail = 4;
+    std::mt19937 rng(99);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::vector<uint16_t> tail_in(size_t(tail * 2 * H));
+    for (auto& x : tail_in) x = fq::float_to_bf16(normal(rng));
+    CUDA_OK(cudaMemcpy(in.p + (rows - tail) * 2 * H, tail_in.data(), tail_in.size() * 2, cudaMemcpyHostToDevice));
+    Layout li(FQ_TYPE_BF16, rows, 2 * H, 2 * H), lo(FQ_TYPE_FP8_E4M3FN, rows, H, H);
+    REQUIRE_MESSAGE(fqQuantize(gpu.h, d.d, li.l, in.p, lo.l, out.p, scales.p, sbytes, nullptr, 0, nullptr) == 0,
+                    std::string(fqGetLastErrorMessage()));
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<uint8_t> got(size_t(tail * H)), got_s(size_t(tail * H / 128 * 4));
+    CUDA_OK(cudaMemcpy(got.data(), out.p + (rows - tail) * H, got.size(), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(got_s.data(), scales.p + (rows - tail) * (H / 128) * 4, got_s.size(), cudaMemcpyDeviceToHost));
+    HostRun want(d, tail_in, tail, 2 * H, 2 * H, H);
+    REQUIRE(want.status == FQ_STATUS_SUCCESS);
+    CHECK(got == want.out);
+    CHECK(got_s == want.scales);
+}
+
+TEST_CASE("the hardware writes the NaN codes SPEC §1 records (e4m3fn 0x7F|sign, e5m2 0x7F|sign)") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    for (int32_t out : {FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E5M2}) {
+        Desc d;
+        float s = 1.0f;
+        DeviceBuffer<float> d_s(1);
+        d_s.upload({s});
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC).i32(FQ_QUANT_DESC_OUTPUT_TYPE, out)
+            .ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, d_s.p);
+        const std::vector<uint16_t> x = {0x7FC0, 0xFFC0, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x0000, 0x8000};
+        DeviceBuffer<uint16_t> in(8);
+        in.upload(x);
+        DeviceBuffer<uint8_t> o(8);
+        Layout li(FQ_TYPE_BF16, 1, 8, 8), lo(out, 1, 8, 8);
+        REQUIRE(fqQuantize(gpu.h, d.d, li.l, in.p, lo.l, o.p, nullptr, 0, nullptr, 0, nullptr) == 0);
+        const auto got = o.download();
+        MESSAGE("type ", out, ": NaN -> ", int(got[0]), ", -NaN -> ", int(got[1]));
+        CHECK(got[0] == 0x7F);
+        CHECK(got[1] == 0xFF);
+    }
+}
+
+int main(int argc, char** argv) {
+    int count = 0;
+    g_has_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    if (!g_has_gpu) {
+        std::printf("skipped: no CUDA device on this machine\n");
+        return 77;
+    }
+    doctest::Context ctx(argc, argv);
+    return ctx.run();
+}
