@@ -49,7 +49,7 @@ def main():
     hidden = [2048, 7168, 18432]
     out = sys.argv[1] if len(sys.argv) > 1 else None
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    compiled = torch.compile(silu_mul_group_quant, dynamic=False)
+    compiled = torch.compile(silu_mul_group_quant, dynamic=True)
     rows = []
     print(f"{'tokens':>7} {'hidden':>6} {'eager us':>9} {'compile us':>10} {'bytes':>11}")
     for t in tokens:

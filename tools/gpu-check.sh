@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|bench]       (default all)
+#   tools/gpu-check.sh [all|test|bench|torch|test,bench]       (default all)
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-$PWD/gpu-out}
@@ -16,19 +16,22 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" >"$ou
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/device.txt" 2>&1
 cat "$out/device.txt"
 
-if [[ $what == all || $what == test ]]; then
+has() { [[ $what == all || ,$what, == *,$1,* ]]; }
+if has test; then
   echo "== tests"
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
   tail -15 "$out/ctest.log"
   ./build-gpu/tests/fq_gpu_tests -s=false 2>&1 | tail -8 | tee "$out/gpu-tests.log"
 fi
 
-if [[ $what == all || $what == bench ]]; then
+if has bench; then
   echo "== fq_bench"
   ./build-gpu/tools/fq_bench --json "$out/bench.json" --layouts row,col 2>&1 | tee "$out/bench.txt"
   echo "== fq_bench: hardware exponential (benchmark-only variant)"
   ./build-gpu/tools/fq_bench --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp \
     --json "$out/bench-hwexp.json" 2>&1 | tee "$out/bench-hwexp.txt"
+fi
+if has torch; then
   echo "== PyTorch peers"
   timeout 400 python3 tools/bench_torch.py "$out/bench-torch.json" 2>&1 | grep -v Warning | tee "$out/bench-torch.txt"
 fi
