@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's test command and what CI runs: build everything (CUDA kernels included where nvcc is
+# present; FQ_CUDA_ARCHS overrides the architectures), then run the C/C++ tests (CTest: doctest suites,
+# the example, GPU tests that report "skipped" without a GPU), the Python tests and the Rust tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup-deps.sh
+archs=${FQ_CUDA_ARCHS:-80;89;90a;100a}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "-DFQ_CUDA_ARCHS=${archs}"
+cmake --build build -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+python3 -m pip install -q ./bindings/python
+python3 -m pytest -q bindings/python/tests
+(cd bindings/rust && cargo test --offline)
+echo "all tests passed"

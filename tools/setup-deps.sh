@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, from Debian's packages and PyPI only (CI runs this too).
+set -euo pipefail
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO=sudo
+pkgs=(cmake g++ libfmt-dev doctest-dev librust-bindgen-dev clang libclang-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+command -v cargo >/dev/null || $SUDO apt-get install -y -qq cargo rustc
+python3 -m pip install -q cffi numpy ml_dtypes pytest setuptools
