@@ -133,7 +133,8 @@ TEST_CASE("encoding saturates past qmax and at infinity, and writes the hardware
     CHECK(encode_minifloat(kE4M3FN, 1e30f) == 0x7E);
     CHECK(encode_minifloat(kE4M3FN, -INFINITY) == 0xFE);
     CHECK(encode_minifloat(kE4M3FN, NAN) == 0x7F);
-    CHECK(encode_minifloat(kE4M3FN, -NAN) == 0xFF);
+    CHECK(encode_minifloat(kE4M3FN, -NAN) == 0x7F);  // NaN sign is not portable: always the positive code
+    CHECK(encode_minifloat(kE5M2, -NAN) == 0x7F);
     CHECK(encode_minifloat(kE4M3FNUZ, 1000.0f) == 0x7F);
     CHECK(encode_minifloat(kE4M3FNUZ, NAN) == 0x80);
     CHECK(encode_minifloat(kE4M3FNUZ, -0.0f) == 0x00);

@@ -2,9 +2,11 @@
 // inputs. Written once for the host reference and for device code (FQ_HD).
 //
 // Encoding contract (SPEC §1): round to nearest, ties to even, subnormals included; satfinite (|x| > qmax
-// and +-Inf give +-qmax); NaN gives the format's NaN as sm_89+ hardware writes it (e4m3fn 0x7F|sign,
-// e5m2 0x7F|sign, e4m3fnuz 0x80); fp4 has no NaN and encodes NaN as +0. INT8: RNE, saturate to
-// [-128, 127], NaN -> 0.
+// and +-Inf give +-qmax); NaN gives the format's positive NaN code whatever its sign (e4m3fn 0x7F, e5m2
+// 0x7F, e4m3fnuz 0x80): the sign of a NaN that arithmetic produces differs between x86 (negative default
+// NaN) and GPUs (positive canonical NaN), so a signed NaN code could not be identical on every backend;
+// the sm_89+ cvt writes 0x7F for the GPU's NaN, which this matches. fp4 has no NaN and encodes NaN as
+// +0. INT8: RNE, saturate to [-128, 127], NaN -> 0.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +58,7 @@ struct MiniFloat {
     int exp_bits, man_bits, bias;
     uint8_t max_code;    // magnitude code of qmax
     uint8_t nan_code;    // code written for NaN (sign bit added where the format has signed NaNs)
-    bool signed_nan;     // NaN keeps the input's sign (e4m3fn, e5m2)
+    bool signed_nan;     // codes past qmax are NaN/Inf of either sign when decoding (e4m3fn, e5m2)
     bool has_neg_zero;   // fnuz formats have none: -0 encodes as 0x00 (0x80 is NaN)
 };
 
@@ -91,7 +93,7 @@ FQ_HD uint8_t encode_minifloat(const MiniFloat& f, float x) {
     const uint32_t bits = float_bits(x);
     const uint32_t sign_bit = 1u << (f.exp_bits + f.man_bits);
     const uint32_t sign = (bits >> 31) ? sign_bit : 0u;
-    if (is_nan(x)) return uint8_t(f.nan_code | (f.signed_nan ? sign : 0u));
+    if (is_nan(x)) return f.nan_code;  // sign dropped: see the contract above
     const float a = bits_float(bits & 0x7FFFFFFFu);
     const float qmax = minifloat_magnitude(f, f.max_code);
     uint32_t mag;

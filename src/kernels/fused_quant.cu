@@ -12,6 +12,8 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "../api/error.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
@@ -95,26 +97,30 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int64_t j0)
     return r;
 }
 
+// kAct is a template parameter so each kernel carries the code of one activation only (all of them
+// inlined into one kernel overflow the instruction cache).
+template <Act kAct>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, float prob, float y[8]) {
+    const bool gate_first = p.order == GateOrder::GateFirst;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         float v;
         if (p.gate == GateLayout::None) {
-            v = activate(p.act, load_input(p.in_type, r.a.h[i]));
+            v = activate(kAct, load_input(p.in_type, r.a.h[i]));
             if (p.rounding != Rounding::Fp32) v = round_to_input(p.in_type, v);
         } else {
             uint16_t g = r.a.h[i], u = r.b.h[i];
-            if (p.gate == GateLayout::Interleaved) {
+            if (p.gate == GateLayout::Interleaved) {  // constant indices only: a runtime one spills to local memory
                 const Half8& h = i < 4 ? r.a : r.b;
-                const int k = 2 * (i & 3);
-                g = h.h[p.order == GateOrder::GateFirst ? k : k + 1];
-                u = h.h[p.order == GateOrder::GateFirst ? k + 1 : k];
+                const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
+                g = gate_first ? even : odd;
+                u = gate_first ? odd : even;
             }
             if (p.hardware_exp) {
                 const float gf = load_input(p.in_type, g);
                 v = gf / (1.0f + __expf(-gf)) * load_input(p.in_type, u);
             } else {
-                v = activate_gated(p.act, load_input(p.in_type, g), load_input(p.in_type, u), p.rounding, p.in_type,
+                v = activate_gated(kAct, load_input(p.in_type, g), load_input(p.in_type, u), p.rounding, p.in_type,
                                    p.swiglu);
             }
         }
@@ -179,7 +185,7 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 }
 
 // ---- Skeleton 1: per-group (and per-tensor) ---------------------------------------------------------
-template <bool kVec, bool kHwCvt, int kRows>
+template <Act kAct, bool kVec, bool kHwCvt, int kRows>
 __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     wait_for_producer();
     const int64_t j0 = (int64_t(blockIdx.y) * kThreads + threadIdx.x) * 8;
@@ -206,7 +212,7 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
         const int64_t m = m0 + r;
         const bool row_ok = m < p.rows;
         float y[8];
-        if (row_ok && col_ok) activate8(p, raw[r], p.row_prob ? p.row_prob[m] : 1.0f, y);
+        if (row_ok && col_ok) activate8<kAct>(p, raw[r], p.row_prob ? p.row_prob[m] : 1.0f, y);
         float s = tensor_s;
         if (!per_tensor) {
             float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
@@ -220,7 +226,7 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
-template <bool kVec, bool kHwCvt>
+template <Act kAct, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     wait_for_producer();
     const int64_t m = blockIdx.x;
@@ -233,7 +239,7 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     float a = 0.0f;
     for (int64_t j0 = threadIdx.x * 8; j0 < p.cols; j0 += stride) {
         float y[8];
-        activate8(p, load_raw<kVec>(p, m, j0), prob, y);
+        activate8<kAct>(p, load_raw<kVec>(p, m, j0), prob, y);
         a = fmaxf(a, amax8(y, int(outputs_left(p, j0))));
     }
     __shared__ float warp_amax[kTokenThreads / 32];
@@ -247,14 +253,14 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     if (threadIdx.x == 0) store_scale(p, m, 0, s);
     for (int64_t j0 = threadIdx.x * 8; j0 < p.cols; j0 += stride) {  // second pass: L2-resident re-read
         float y[8];
-        activate8(p, load_raw<kVec>(p, m, j0), prob, y);
+        activate8<kAct>(p, load_raw<kVec>(p, m, j0), prob, y);
         store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, inv_s, p.quant), int(outputs_left(p, j0)));
     }
     let_consumer_start();
 }
 
 // ---- Skeleton 3: amax of the whole tensor (per-tensor dynamic, step 1 of 3) -------------------------
-template <bool kVec>
+template <Act kAct, bool kVec>
 __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
     const int64_t j0 = (int64_t(blockIdx.y) * kThreads + threadIdx.x) * 8;
@@ -262,7 +268,7 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     float a = 0.0f;
     if (j0 < p.cols) {
         float y[8];
-        activate8(p, load_raw<kVec>(p, m, j0), p.row_prob ? p.row_prob[m] : 1.0f, y);
+        activate8<kAct>(p, load_raw<kVec>(p, m, j0), p.row_prob ? p.row_prob[m] : 1.0f, y);
         a = amax8(y, int(outputs_left(p, j0)));
     }
     for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
@@ -331,8 +337,23 @@ bool use_four_rows(const OpConfig& c, int64_t col_tiles, int sm_count) {
     return (c.rows / 4) * col_tiles >= int64_t(4) * sm_count;
 }
 
-template <bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
-fqStatus_t run_group(const LaunchArgs& a) {
+// Calls f(std::integral_constant<Act, A>{}) for the problem's activation: one kernel per activation.
+template <class F>
+fqStatus_t with_activation(Act act, F&& f) {
+    switch (act) {
+        case Act::Identity: return f(std::integral_constant<Act, Act::Identity>{});
+        case Act::Silu: return f(std::integral_constant<Act, Act::Silu>{});
+        case Act::GeluErf: return f(std::integral_constant<Act, Act::GeluErf>{});
+        case Act::GeluTanh: return f(std::integral_constant<Act, Act::GeluTanh>{});
+        case Act::Relu: return f(std::integral_constant<Act, Act::Relu>{});
+        case Act::ReluSquared: return f(std::integral_constant<Act, Act::ReluSquared>{});
+        case Act::SwigluOai: return f(std::integral_constant<Act, Act::SwigluOai>{});
+    }
+    return fail(FQ_STATUS_INTERNAL_ERROR, "unknown activation {}", int(act));
+}
+
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
+fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
@@ -342,24 +363,32 @@ fqStatus_t run_group(const LaunchArgs& a) {
         cudaStream_t s = static_cast<cudaStream_t>(a.stream);
         if (cudaMemsetAsync(a.scales, 0, sizeof(float), s) != cudaSuccess)
             return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor scale failed");
-        FQ_TRY(launch(tensor_amax<kVec>, dim3(unsigned(c.rows), unsigned(col_tiles)), block, a, kPdl, p));
+        FQ_TRY(launch(tensor_amax<kAct, kVec>, dim3(unsigned(c.rows), unsigned(col_tiles)), block, a, kPdl, p));
     }
     const int64_t scale_rows = std::max(c.rows, is_per_tensor(c.scheme) ? 0 : c.scales.padded_rows);
     if (use_four_rows(c, col_tiles, a.sm_count)) {
-        FQ_TRY(launch(group_quant<kVec, kHwCvt, 4>, dim3(unsigned(ceil_div(scale_rows, 4)), unsigned(col_tiles)),
+        FQ_TRY(launch(group_quant<kAct, kVec, kHwCvt, 4>, dim3(unsigned(ceil_div(scale_rows, 4)), unsigned(col_tiles)),
                       block, a, kPdl, p));
     } else {
-        FQ_TRY(launch(group_quant<kVec, kHwCvt, 1>, dim3(unsigned(scale_rows), unsigned(col_tiles)), block, a, kPdl, p));
+        FQ_TRY(launch(group_quant<kAct, kVec, kHwCvt, 1>, dim3(unsigned(scale_rows), unsigned(col_tiles)), block, a, kPdl, p));
     }
     if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(launch(finalize_tensor_scale, dim3(1), dim3(1), a, kPdl, p));
     return FQ_STATUS_SUCCESS;
+}
+
+template <bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
+fqStatus_t run_group(const LaunchArgs& a) {
+    if constexpr (kHardwareExp) return run_group_for<Act::Silu, kVec, kHwCvt, kPdl, true>(a);
+    return with_activation(a.cfg.act, [&](auto act) { return run_group_for<act.value, kVec, kHwCvt, kPdl, false>(a); });
 }
 
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token(const LaunchArgs& a) {
     const Params p = make_params(a);
     const int64_t rows = std::max(a.cfg.rows, a.cfg.scales.padded_rows);
-    return launch(token_quant<kVec, kHwCvt>, dim3(unsigned(rows)), dim3(kTokenThreads), a, kPdl, p);
+    return with_activation(a.cfg.act, [&](auto act) {
+        return launch(token_quant<act.value, kVec, kHwCvt>, dim3(unsigned(rows)), dim3(kTokenThreads), a, kPdl, p);
+    });
 }
 
 // ---- Which problems a CUDA variant runs ---------------------------------------------------------------
