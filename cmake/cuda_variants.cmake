@@ -4,7 +4,13 @@
 function(fq_add_cuda_kernels target archs)
   target_sources(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
-    ${PROJECT_SOURCE_DIR}/src/kernels/fused_quant.cu)
+    ${PROJECT_SOURCE_DIR}/src/kernels/variants.cu)
+  # The one list of explicit instantiations: one translation unit per activation (parallel builds).
+  foreach(FQ_ACT IN ITEMS Identity Silu GeluErf GeluTanh Relu ReluSquared SwigluOai)
+    set(tu ${PROJECT_BINARY_DIR}/kernels/fused_quant_${FQ_ACT}.cu)
+    configure_file(${PROJECT_SOURCE_DIR}/src/kernels/instantiate_activation.cu.in ${tu} @ONLY)
+    target_sources(${target} PRIVATE ${tu})
+  endforeach()
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF CUDA_SEPARABLE_COMPILATION OFF)
   set(flags "")
   set(oldest "")

@@ -25,7 +25,10 @@ FQ_HD float load_input(InType t, uint16_t bits) {
     return t == InType::Bf16 ? bf16_to_float(bits) : fp16_to_float(bits);
 }
 
-FQ_HD float silu(float x) { return x / (1.0f + portable_exp(-x)); }
+// x / (1 + exp(-x)). The denominator's exp is the branch-free normal-range one: identical results
+// except that |silu(x)| < 1e-36 for x < -88 comes out as x / 2.4e38 instead of exactly 0, and
+// silu(-inf) = -inf (the limit's sign) rather than the NaN of -inf / inf.
+FQ_HD float silu(float x) { return x / (1.0f + portable_exp_normal_range(-x)); }
 
 FQ_HD float gelu_erf(float x) {
     const float kInvSqrt2 = 0.70710678118654752f;
@@ -57,7 +60,7 @@ FQ_HD float swiglu_oai(float g, float u, const SwigluParams& p) {
     // Written as comparisons, not fminf/fmaxf, so a NaN input propagates (as torch.clamp does).
     const float gc = g > p.limit ? p.limit : g;
     const float uc = u > p.limit ? p.limit : (u < -p.limit ? -p.limit : u);
-    const float sig = 1.0f / (1.0f + portable_exp(-p.alpha * gc));
+    const float sig = 1.0f / (1.0f + portable_exp_normal_range(-p.alpha * gc));
     return gc * sig * (uc + p.beta);
 }
 

@@ -72,13 +72,15 @@ constexpr uint32_t kSignBit = 0x80000000u;
 
 }  // namespace detail
 
-// exp(x)
-FQ_HD float portable_exp(float x) {
-  if (!(x == x)) return x;                 // NaN: returned untouched
-  // Clamp: exp(89) overflows to +inf and exp(-104) rounds to +0 in the reconstruction below.
-  x = x > 89.0f ? 89.0f : x;
-  x = x < -104.0f ? -104.0f : x;
+namespace detail {
 
+// exp(x) = p * 2^k with p in [0.70, 1.42], for x in [-104, 89] (Cody-Waite reduction + polynomial).
+struct ExpParts {
+  float p;
+  int k;
+};
+
+FQ_HD ExpParts exp_parts(float x) {
   // Range reduction (Cody-Waite, ln2 = kLn2Hi + kLn2Lo): x = k ln2 + r, |r| <= ln2/2.
   // For k != 0, x and k*kLn2Hi are multiples of 2^-25 and differ by < 1/2: the first fmaf is exact.
   constexpr float kLog2e = 1.442695022e+00f;
@@ -88,21 +90,39 @@ FQ_HD float portable_exp(float x) {
   const float r_hi = fmaf(-k, kLn2Hi, x);      // exact
   const float r_lo = -k * kLn2Lo;              // |r_lo| < 3e-7
   const float r = fmaf(-k, kLn2Lo, r_hi);      // r_hi + r_lo
-
   // Polynomial: exp(r) = 1 + r + r^2 Q(r). The linear term is added as r_hi + (r_lo + r^2 Q)
   // so that r's own rounding error does not reach the result.
-  const float em1 = r_hi + fmaf(r * r, detail::exp_q(r), r_lo);  // expm1(r)
-  const float p = 1.0f + em1;
+  const float em1 = r_hi + fmaf(r * r, exp_q(r), r_lo);  // expm1(r)
+  return {1.0f + em1, static_cast<int>(k)};
+}
 
-  // Reconstruction: p * 2^k. For a normal result, add k to p's exponent field (exact).
-  const int ki = static_cast<int>(k);
-  if (ki >= -125 && ki <= 127) {  // p is in [0.70, 1.42], so p * 2^k is normal
-    return detail::bits_float(detail::float_bits(p) + (static_cast<uint32_t>(ki) << 23));
-  }
+// p * 2^k for a normal result (k in [-125, 127]): add k to p's exponent field (exact).
+FQ_HD float scale_normal(ExpParts e) { return bits_float(float_bits(e.p) + (static_cast<uint32_t>(e.k) << 23)); }
+
+}  // namespace detail
+
+// exp(x)
+FQ_HD float portable_exp(float x) {
+  if (!(x == x)) return x;                 // NaN: returned untouched
+  // Clamp: exp(89) overflows to +inf and exp(-104) rounds to +0 in the reconstruction below.
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -104.0f ? -104.0f : x;
+  const detail::ExpParts e = detail::exp_parts(x);
+  if (e.k >= -125 && e.k <= 127) return detail::scale_normal(e);  // p * 2^k is normal
   // Overflow (k = 128) and subnormal results: two exact-exponent products, so that the
   // result is rounded once, by the second one.
-  const int k1 = ki / 2;
-  return detail::mul_nofuse(detail::mul_nofuse(p, detail::pow2i(k1)), detail::pow2i(ki - k1));
+  const int k1 = e.k / 2;
+  return detail::mul_nofuse(detail::mul_nofuse(e.p, detail::pow2i(k1)), detail::pow2i(e.k - k1));
+}
+
+// exp(x) where only normal results matter: x is clamped to [-86.6, 88] (NaN to -86.6), so the result
+// is always a normal float and the reconstruction needs no branch. Same bits as portable_exp inside
+// that range. For a sigmoid's denominator 1 + exp(x): below -86.6, 1 + exp(x) is exactly 1 either way;
+// above 88 the quotient it divides is below 1e-36 in magnitude either way. Callers keep NaN through
+// their numerator.
+FQ_HD float portable_exp_normal_range(float x) {
+  x = fminf(fmaxf(x, -86.6f), 88.0f);
+  return detail::scale_normal(detail::exp_parts(x));
 }
 
 // erf(x)

@@ -1,0 +1,370 @@
+// Fused activation + FP8/INT8 quantization on CUDA: per-group, per-token and per-tensor (SPEC §2-§4).
+//
+// Three kernel skeletons share one way of reading a thread's 8 consecutive outputs (two 16-byte loads
+// of gate and up, or one load when not gated) and the FQ_HD activation / quantizer code of src/common,
+// so every variant writes exactly the bytes of the host reference:
+//   group_quant   one thread = 8 outputs; a group of G outputs = G/8 neighbouring lanes, reduced with
+//                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax)
+//   token_quant   one block per row: amax pass, block reduction, quantize pass (re-reads from L2)
+//   tensor_amax   the amax of the whole tensor into one word (atomicMax on the float's bits)
+// What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
+// activation, the input type, how gate and up are stored); measured on the H100, a kernel that
+// branched on them at run time ran at a third of the speed (tools/lab, docs/perf.md). Each activation's
+// kernels are compiled in their own translation unit (instantiate_activation.cu.in).
+#pragma once
+
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "../api/error.h"
+#include "../common/op_config.h"
+#include "../dispatch/registry.h"
+#include "vec.cuh"
+
+namespace fq::cuda {
+
+constexpr int kThreads = 128;       // group_quant block: 128 threads x 8 = 1024 outputs of one row
+constexpr int kTokenThreads = 256;  // token_quant block
+
+// How a thread finds its gate and up inputs.
+enum class GateKind { None, TwoStreams /* split, block-interleaved */, Interleaved };
+
+template <Act kAct, InType kIn, GateKind kGate>
+struct Shape {
+    static constexpr Act act = kAct;
+    static constexpr InType in = kIn;
+    static constexpr GateKind gate = kGate;
+};
+
+// OpConfig flattened to what the device reads; passed by value.
+struct Params {
+    const uint16_t* in;
+    uint8_t* out;
+    uint8_t* scales;
+    int64_t rows, in_ld, out_ld;
+    int cols;  // < 2^26: the launch grid bounds it (refuse_common)
+    GateLayout gate;
+    GateOrder order;
+    int gate_block;
+    Rounding rounding;
+    SwigluParams swiglu;
+    const float* row_prob;
+    QuantParams quant;
+    Scheme scheme;
+    int group_shift;  // log2 of the group size (per-group)
+    int lanes_per_group;
+    ScaleGeometry sg;
+    const float* static_scale;
+    const float* scale_ub;
+    unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized)
+    bool hardware_exp;    // benchmark-only: SiLU with the MUFU exponential (breaks SPEC §0 on purpose)
+};
+
+// ---- Programmatic dependent launch (sm_90+; no-ops when launched without the attribute) ----------
+__device__ __forceinline__ void wait_for_producer() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_consumer_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// ---- Reading 8 activated outputs -------------------------------------------------------------------
+// Raw inputs of 8 outputs: not gated (a), two streams (a = gate, b = up), interleaved (a, b = 16
+// consecutive inputs g0 u0 g1 u1 ...).
+struct Raw8 {
+    Half8 a, b;
+};
+
+// How many of the 8 outputs starting at column j0 exist (8 except at a row end not divisible by 8).
+__device__ __forceinline__ int outputs_left(const Params& p, int j0) { return p.cols - j0 < 8 ? p.cols - j0 : 8; }
+
+template <bool kVec>
+__device__ __forceinline__ Half8 load8(const uint16_t* p, int valid) {
+    if constexpr (kVec) return load_half8(p);
+    else return load_half8_scalar(p, valid);
+}
+
+template <class S, bool kVec>
+__device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
+    const uint16_t* row = p.in + m * p.in_ld;
+    const int valid = outputs_left(p, j0);
+    Raw8 r;
+    if constexpr (S::gate == GateKind::None) {
+        r.a = load8<kVec>(row + j0, valid);
+    } else if constexpr (S::gate == GateKind::Interleaved) {
+        r.a = load8<kVec>(row + 2 * j0, min(8, 2 * valid));
+        r.b = load8<kVec>(row + 2 * j0 + 8, max(0, 2 * valid - 8));
+    } else {
+        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
+        r.a = load8<kVec>(row + c.gate, valid);
+        r.b = load8<kVec>(row + c.up, valid);
+    }
+    return r;
+}
+
+// Output i of 8, before the routing probability.
+template <class S>
+__device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i) {
+    if constexpr (S::gate == GateKind::None) {
+        const float v = activate(S::act, load_input(S::in, r.a.h[i]));
+        return p.rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
+    } else {
+        uint16_t g = r.a.h[i], u = r.b.h[i];
+        if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
+            const Half8& h = i < 4 ? r.a : r.b;
+            const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
+            const bool gate_first = p.order == GateOrder::GateFirst;
+            g = gate_first ? even : odd;
+            u = gate_first ? odd : even;
+        }
+        const float gf = load_input(S::in, g), uf = load_input(S::in, u);
+        if constexpr (S::act == Act::Silu) {
+            if (p.hardware_exp) return gf / (1.0f + __expf(-gf)) * uf;
+        }
+        return activate_gated(S::act, gf, uf, p.rounding, S::in, p.swiglu);
+    }
+}
+
+template <class S>
+__device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) y[i] = activated<S>(p, r, i);
+    if (p.row_prob) {
+        const float prob = p.row_prob[m];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
+    }
+}
+
+// ---- Quantizing 8 outputs --------------------------------------------------------------------------
+template <bool kHwCvt>
+__device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_s, const QuantParams& q) {
+    uint8_t b[8];
+    bool done = false;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if (kHwCvt && (q.out == DType::E4M3FN || q.out == DType::E5M2)) {
+        const __nv_fp8_interpretation_t kind = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+#pragma unroll
+        for (int i = 0; i < 8; i += 2) {
+            const float2 v = q.reciprocal ? make_float2(y[i] * inv_s, y[i + 1] * inv_s)
+                                          : make_float2(y[i] / s, y[i + 1] / s);
+            const __nv_fp8x2_storage_t pair = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, kind);
+            b[i] = uint8_t(pair & 0xFF);
+            b[i + 1] = uint8_t(pair >> 8);
+        }
+        done = true;
+    }
+#endif
+    if (!done) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) b[i] = quantize_value(y[i], s, inv_s, q);
+    }
+    uint2 w;
+    memcpy(&w, b, 8);
+    return w;
+}
+
+template <bool kVec>
+__device__ __forceinline__ void store8(uint8_t* dst, uint2 w, int valid) {
+    if constexpr (kVec) {
+        __stcs(reinterpret_cast<uint2*>(dst), w);
+    } else {
+        uint8_t b[8];
+        memcpy(b, &w, 8);
+        for (int i = 0; i < valid; ++i) dst[i] = b[i];
+    }
+}
+
+__device__ __forceinline__ void store_scale(const Params& p, int64_t m, int64_t k, float s) {
+    uint8_t* dst = p.scales + scale_offset(p.sg, m, k);
+    if (p.sg.type == DType::E8M0) *dst = e8m0_of_pow2(s);
+    else *reinterpret_cast<float*>(dst) = s;
+}
+
+__device__ __forceinline__ float upper_bound(const Params& p) {
+    return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN = no bound (fminf ignores it)
+}
+
+__device__ __forceinline__ float amax8(const float y[8], int valid) {
+    float a = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) a = i < valid ? fmaxf(a, fabsf(y[i])) : a;
+    return a;
+}
+
+// ---- Skeleton 1: per-group (and per-tensor); one row of 1024 outputs per block ------------------------
+template <class S, bool kVec, bool kHwCvt>
+__global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
+    wait_for_producer();
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
+    const int64_t m = blockIdx.x;
+    const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
+    const int valid = col_ok ? outputs_left(p, j0) : 0;
+    Raw8 raw;
+    if (row_ok && col_ok) raw = load_raw<S, kVec>(p, m, j0);
+    let_consumer_start();
+
+    float s;
+    if (p.scheme == Scheme::PerTensorStatic) {
+        s = *p.static_scale;
+    } else if (p.scheme == Scheme::PerTensorDynamic) {
+        s = group_scale(__uint_as_float(*p.amax_bits), upper_bound(p), p.quant);
+    } else {
+        s = 0.0f;
+    }
+    float y[8];
+    if (row_ok && col_ok) activate8<S>(p, raw, m, y);
+    if (!is_per_tensor(p.scheme)) {
+        float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
+        for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+        s = group_scale(a, upper_bound(p), p.quant);
+        const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
+        if (leader && col_ok && m < p.sg.padded_rows) store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
+    }
+    if (row_ok && col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
+}
+
+// ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
+template <class S, bool kVec, bool kHwCvt>
+__global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
+    wait_for_producer();
+    const int64_t m = blockIdx.x;
+    if (m >= p.rows) {  // padding rows of a column-major TMA scale layout
+        if (threadIdx.x == 0) store_scale(p, m, 0, 0.0f);
+        return;
+    }
+    constexpr int kStride = kTokenThreads * 8;
+    float a = 0.0f;
+    for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {
+        float y[8];
+        activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
+        a = fmaxf(a, amax8(y, outputs_left(p, j0)));
+    }
+    __shared__ float warp_amax[kTokenThreads / 32];
+    for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+    if ((threadIdx.x & 31) == 0) warp_amax[threadIdx.x / 32] = a;
+    __syncthreads();
+    a = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
+    const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
+    if (threadIdx.x == 0) store_scale(p, m, 0, s);
+    for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
+        float y[8];
+        activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
+        store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, inv_s, p.quant), outputs_left(p, j0));
+    }
+    let_consumer_start();
+}
+
+// ---- Skeleton 3: amax of the whole tensor (per-tensor dynamic, step 1 of 3) -------------------------
+template <class S, bool kVec>
+__global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
+    wait_for_producer();
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
+    const int64_t m = blockIdx.x;
+    float a = 0.0f;
+    if (j0 < p.cols) {
+        float y[8];
+        activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
+        a = amax8(y, outputs_left(p, j0));
+    }
+    for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+    // Non-negative floats order like their bit patterns, so an unsigned max is a float max.
+    if ((threadIdx.x & 31) == 0 && a > 0.0f) atomicMax(p.amax_bits, __float_as_uint(a));
+}
+
+// Step 3 of per-tensor dynamic: the amax word becomes the scale (step 2, group_quant, read the amax).
+__global__ void finalize_tensor_scale(const Params p);
+
+// ---- Host side ---------------------------------------------------------------------------------------
+Params make_params(const LaunchArgs& a);
+fqStatus_t launch_error(cudaError_t e);
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a);
+fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
+
+template <class Kernel>
+fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p) {
+    if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = static_cast<cudaStream_t>(a.stream);
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    if (pdl_capable && a.allow_pdl) {
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+    return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
+}
+
+// Calls f(Shape<kAct, in, gate>{}) for the problem's input type and gate arrangement.
+template <Act kAct, class F>
+fqStatus_t with_shape(const OpConfig& c, F&& f) {
+    auto with_gate = [&](auto in) -> fqStatus_t {
+        constexpr InType kIn = decltype(in)::value;
+        switch (c.gate) {
+            case GateLayout::None: return f(Shape<kAct, kIn, GateKind::None>{});
+            case GateLayout::Interleaved: return f(Shape<kAct, kIn, GateKind::Interleaved>{});
+            default: return f(Shape<kAct, kIn, GateKind::TwoStreams>{});
+        }
+    };
+    if (c.in_type == InType::Bf16) return with_gate(std::integral_constant<InType, InType::Bf16>{});
+    return with_gate(std::integral_constant<InType, InType::Fp16>{});
+}
+
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
+fqStatus_t run_group_for(const LaunchArgs& a) {
+    const OpConfig& c = a.cfg;
+    Params p = make_params(a);
+    p.hardware_exp = kHardwareExp;
+    const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
+    const int64_t grid_rows = std::max(c.rows, is_per_tensor(c.scheme) ? 0 : c.scales.padded_rows);
+    return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
+        using S = decltype(shape);
+        if (c.scheme == Scheme::PerTensorDynamic) {
+            FQ_TRY(prepare_tensor_amax(a));
+            FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
+        }
+        FQ_TRY(launch(group_quant<S, kVec, kHwCvt>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a, kPdl, p));
+        if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
+fqStatus_t run_token_for(const LaunchArgs& a) {
+    const Params p = make_params(a);
+    const int64_t rows = std::max(a.cfg.rows, a.cfg.scales.padded_rows);
+    return with_shape<kAct>(a.cfg, [&](auto shape) {
+        using S = decltype(shape);
+        return launch(token_quant<S, kVec, kHwCvt>, dim3(unsigned(rows)), dim3(kTokenThreads), a, kPdl, p);
+    });
+}
+
+// Every (IO, conversion, PDL) combination the variant table uses, for one activation; instantiated
+// once per activation by instantiate_activation.cu.in.
+#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                            \
+    X(template fqStatus_t run_group_for<ACT, true, true, true, false>(const LaunchArgs&);)      \
+    X(template fqStatus_t run_group_for<ACT, false, true, true, false>(const LaunchArgs&);)     \
+    X(template fqStatus_t run_group_for<ACT, true, true, false, false>(const LaunchArgs&);)     \
+    X(template fqStatus_t run_group_for<ACT, false, true, false, false>(const LaunchArgs&);)    \
+    X(template fqStatus_t run_group_for<ACT, true, false, false, false>(const LaunchArgs&);)    \
+    X(template fqStatus_t run_group_for<ACT, false, false, false, false>(const LaunchArgs&);)   \
+    X(template fqStatus_t run_token_for<ACT, true, true, true>(const LaunchArgs&);)             \
+    X(template fqStatus_t run_token_for<ACT, false, true, true>(const LaunchArgs&);)            \
+    X(template fqStatus_t run_token_for<ACT, true, true, false>(const LaunchArgs&);)            \
+    X(template fqStatus_t run_token_for<ACT, false, true, false>(const LaunchArgs&);)           \
+    X(template fqStatus_t run_token_for<ACT, true, false, false>(const LaunchArgs&);)           \
+    X(template fqStatus_t run_token_for<ACT, false, false, false>(const LaunchArgs&);)
+
+}  // namespace fq::cuda

@@ -1,0 +1,159 @@
+// The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
+#include "fused_quant.cuh"
+
+namespace fq::cuda {
+
+// The kernels of each activation are instantiated in their own translation unit.
+#define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
+#define FQ_DECLARE_FOR(ACT) FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
+FQ_DECLARE_FOR(Act::Identity)
+FQ_DECLARE_FOR(Act::Silu)
+FQ_DECLARE_FOR(Act::GeluErf)
+FQ_DECLARE_FOR(Act::GeluTanh)
+FQ_DECLARE_FOR(Act::Relu)
+FQ_DECLARE_FOR(Act::ReluSquared)
+FQ_DECLARE_FOR(Act::SwigluOai)
+
+__global__ void finalize_tensor_scale(const Params p) {
+    const float amax = __uint_as_float(*p.amax_bits);
+    *reinterpret_cast<float*>(p.scales) = group_scale(amax, upper_bound(p), p.quant);
+}
+
+Params make_params(const LaunchArgs& a) {
+    const OpConfig& c = a.cfg;
+    Params p{};
+    p.in = static_cast<const uint16_t*>(a.input);
+    p.out = static_cast<uint8_t*>(a.output);
+    p.scales = static_cast<uint8_t*>(a.scales);
+    p.rows = c.rows;
+    p.cols = int(c.cols);
+    p.in_ld = c.in_ld;
+    p.out_ld = c.out_ld;
+    p.gate = c.gate;
+    p.order = c.gate_order;
+    p.gate_block = int(c.gate_block);
+    p.rounding = c.rounding;
+    p.swiglu = c.swiglu;
+    p.row_prob = c.row_prob;
+    p.quant = c.quant;
+    p.scheme = c.scheme;
+    p.lanes_per_group = c.scheme == Scheme::PerGroup ? int(c.group / 8) : 1;
+    p.group_shift = c.group == 32 ? 5 : (c.group == 64 ? 6 : 7);
+    p.sg = c.scales;
+    p.static_scale = c.static_scale;
+    p.scale_ub = c.scale_ub;
+    p.amax_bits = reinterpret_cast<unsigned*>(a.scales);
+    return p;
+}
+
+fqStatus_t launch_error(cudaError_t e) {
+    return fail(FQ_STATUS_CUDA_ERROR, "kernel launch failed: {}", cudaGetErrorString(e));
+}
+
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a) {
+    if (cudaMemsetAsync(a.scales, 0, sizeof(float), static_cast<cudaStream_t>(a.stream)) != cudaSuccess)
+        return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor scale failed");
+    return FQ_STATUS_SUCCESS;
+}
+
+fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p) {
+    return launch(finalize_tensor_scale, dim3(1), dim3(1), a, pdl, p);
+}
+
+// Calls f(std::integral_constant<Act, A>{}) for the problem's activation.
+template <class F>
+fqStatus_t with_activation(Act act, F&& f) {
+    switch (act) {
+        case Act::Identity: return f(std::integral_constant<Act, Act::Identity>{});
+        case Act::Silu: return f(std::integral_constant<Act, Act::Silu>{});
+        case Act::GeluErf: return f(std::integral_constant<Act, Act::GeluErf>{});
+        case Act::GeluTanh: return f(std::integral_constant<Act, Act::GeluTanh>{});
+        case Act::Relu: return f(std::integral_constant<Act, Act::Relu>{});
+        case Act::ReluSquared: return f(std::integral_constant<Act, Act::ReluSquared>{});
+        case Act::SwigluOai: return f(std::integral_constant<Act, Act::SwigluOai>{});
+    }
+    return fail(FQ_STATUS_INTERNAL_ERROR, "unknown activation {}", int(act));
+}
+
+template <bool kVec, bool kHwCvt, bool kPdl>
+fqStatus_t run_group(const LaunchArgs& a) {
+    return with_activation(a.cfg.act, [&](auto act) { return run_group_for<act.value, kVec, kHwCvt, kPdl, false>(a); });
+}
+
+fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
+
+template <bool kVec, bool kHwCvt, bool kPdl>
+fqStatus_t run_token(const LaunchArgs& a) {
+    return with_activation(a.cfg.act, [&](auto act) { return run_token_for<act.value, kVec, kHwCvt, kPdl>(a); });
+}
+
+// ---- Which problems a CUDA variant runs ---------------------------------------------------------------
+std::string refuse_common(const OpConfig& c) {
+    switch (c.scheme) {
+        case Scheme::Block2D:
+        case Scheme::Mxfp8:
+        case Scheme::Mxfp4:
+        case Scheme::Nvfp4: return fmt::format("scheme {} has no CUDA kernel in this version", name(c.scheme));
+        default: break;
+    }
+    if (c.moe != MoeLayout::None) return "MoE layouts have no CUDA kernel in this version";
+    if (c.outputs != kOutputRowwise) return "columnwise outputs have no CUDA kernel in this version";
+    if (c.scales.layout == ScaleLayout::Swizzled128x4 || c.scales.layout == ScaleLayout::PackedUe8m0)
+        return fmt::format("scale layout {} has no CUDA kernel for scheme {} in this version", name(c.scales.layout),
+                           name(c.scheme));
+    if (c.rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kThreads) * 8) > 65535)
+        return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
+    return {};
+}
+
+bool vector_io_ok(const OpConfig& c) {
+    return c.vector_aligned && c.cols % 8 == 0 && c.in_ld % 8 == 0 && c.out_ld % 8 == 0;
+}
+
+template <bool kVec>
+std::string refuse_group(const OpConfig& c) {
+    if (c.scheme != Scheme::PerGroup && !is_per_tensor(c.scheme)) return "runs per-group and per-tensor schemes only";
+    if (kVec && !vector_io_ok(c))
+        return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    return refuse_common(c);
+}
+
+std::string refuse_hardware_exp(const OpConfig& c) {
+    if (c.act != Act::Silu || !c.gated() || c.rounding != Rounding::Fp32)
+        return "benchmark-only: gated SiLU with FP32 intermediates only";
+    return refuse_group<true>(c);
+}
+
+template <bool kVec>
+std::string refuse_token(const OpConfig& c) {
+    if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
+    if (kVec && !vector_io_ok(c))
+        return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    return refuse_common(c);
+}
+
+}  // namespace fq::cuda
+
+namespace fq {
+
+void register_cuda_variants(std::vector<Variant>& t) {
+    using namespace cuda;
+    constexpr int kAny = 1000;
+    // Most specific first: sm_90 (hardware fp8 cvt + programmatic dependent launch), sm_89 (hardware
+    // cvt), sm_80 (software RNE encoding). Each has a 16-byte IO version and an element-IO version.
+    t.push_back({"sm90.group", "per-group 32/64/128 and per-tensor, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
+    t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
+    t.push_back({"sm90.group.unaligned", "per-group and per-tensor, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
+    t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
+    t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
+    t.push_back({"sm89.group", "per-group 32/64/128 and per-tensor, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
+    t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
+    t.push_back({"sm89.group.unaligned", "per-group and per-tensor, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
+    t.push_back({"sm89.token.unaligned", "per-token, element IO", Backend::Cuda, 89, kAny, refuse_token<false>, run_token<false, true, false>});
+    t.push_back({"sm80.group", "per-group 32/64/128 and per-tensor, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
+    t.push_back({"sm80.token", "per-token, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_token<true>, run_token<true, false, false>});
+    t.push_back({"sm80.group.unaligned", "per-group and per-tensor, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});
+    t.push_back({"sm80.token.unaligned", "per-token, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_token<false>, run_token<false, false, false>});
+}
+
+}  // namespace fq
