@@ -7,8 +7,8 @@
 // (bytes read + bytes written, each tensor once) / time. The copy moves the same total (it reads and
 // writes half of it each) with cudaMemcpyAsync, captured and replayed identically.
 //
-// Usage: fq_bench [--tokens 1,16,...] [--hidden 2048,...] [--layouts row,col] [--variants auto,sm90.group.hwexp]
-//                 [--json FILE]
+// Usage: fq_bench [--tokens 1,16,...] [--hidden 2048,...] [--layouts row,col,tma] [--variants auto,sm90.group.hwexp]
+//                 [--pdl 0|1] [--json FILE]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -103,21 +103,25 @@ int main(int argc, char** argv) {
     std::vector<long> tokens = {1, 16, 128, 1024, 4096, 16384}, hidden = {2048, 7168, 18432};
     std::vector<std::string> layouts = {"row", "col"}, variants = {"auto"};
     const char* json_path = nullptr;
+    int32_t allow_pdl = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--tokens")) tokens = parse_list(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--hidden")) hidden = parse_list(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--layouts")) layouts = parse_words(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--variants")) variants = parse_words(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--pdl")) allow_pdl = std::atoi(argv[i + 1]);
     }
     fqHandle_t h;
     FQ(fqCreate(&h, FQ_BACKEND_CUDA, 0));
+    // With --pdl 1, consecutive calls overlap launch with the previous call's tail (sm_90+).
+    FQ(fqHandleSetAttribute(h, FQ_HANDLE_ALLOW_PDL, &allow_pdl, 4));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::printf("device: %s, %d SMs, L2 %d MB; silu gated bf16 -> fp8 e4m3fn, group 128, fp32 scales\n", prop.name,
-                prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    std::printf("device: %s, %d SMs, L2 %d MB; silu gated bf16 -> fp8 e4m3fn, group 128, fp32 scales; PDL %s\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, allow_pdl ? "on" : "off");
     std::printf("%7s %6s %-4s %-18s %-22s %10s %10s %9s %9s %7s\n", "tokens", "hidden", "lay", "variant", "kernel",
                 "bytes", "us", "GB/s", "copy us", "%copy");
     FILE* json = json_path ? std::fopen(json_path, "w") : nullptr;

@@ -27,6 +27,8 @@ fi
 if has bench; then
   echo "== fq_bench"
   ./build-gpu/tools/fq_bench --json "$out/bench.json" --layouts row,col 2>&1 | tee "$out/bench.txt"
+  echo "== fq_bench: programmatic dependent launch allowed (small batches)"
+  ./build-gpu/tools/fq_bench --pdl 1 --tokens 1,16,128 --layouts row --json "$out/bench-pdl.json" 2>&1 | tee "$out/bench-pdl.txt"
   echo "== fq_bench: hardware exponential (benchmark-only variant)"
   ./build-gpu/tools/fq_bench --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp \
     --json "$out/bench-hwexp.json" 2>&1 | tee "$out/bench-hwexp.txt"

@@ -108,12 +108,14 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
     return r;
 }
 
-// Output i of 8, before the routing probability.
-template <class S>
+// Output i of 8, before the routing probability. kPlain: FP32 intermediates and the portable exp,
+// known at compile time, so the 8 unrolled element chains have no branch between them and interleave.
+template <class S, bool kPlain>
 __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i) {
+    const Rounding rounding = kPlain ? Rounding::Fp32 : p.rounding;
     if constexpr (S::gate == GateKind::None) {
         const float v = activate(S::act, load_input(S::in, r.a.h[i]));
-        return p.rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
+        return rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
     } else {
         uint16_t g = r.a.h[i], u = r.b.h[i];
         if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
@@ -124,17 +126,17 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
             u = gate_first ? odd : even;
         }
         const float gf = load_input(S::in, g), uf = load_input(S::in, u);
-        if constexpr (S::act == Act::Silu) {
+        if constexpr (S::act == Act::Silu && !kPlain) {
             if (p.hardware_exp) return gf / (1.0f + __expf(-gf)) * uf;
         }
-        return activate_gated(S::act, gf, uf, p.rounding, S::in, p.swiglu);
+        return activate_gated(S::act, gf, uf, rounding, S::in, p.swiglu);
     }
 }
 
-template <class S>
+template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) y[i] = activated<S>(p, r, i);
+    for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     if (p.row_prob) {
         const float prob = p.row_prob[m];
 #pragma unroll
@@ -149,12 +151,18 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_
     bool done = false;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if (kHwCvt && (q.out == DType::E4M3FN || q.out == DType::E5M2)) {
+        float v[8];  // y / s, or y * (1/s): one decision for all 8, outside the element loop
+        if (q.reciprocal) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = y[i] * inv_s;
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = y[i] / s;
+        }
         const __nv_fp8_interpretation_t kind = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
         for (int i = 0; i < 8; i += 2) {
-            const float2 v = q.reciprocal ? make_float2(y[i] * inv_s, y[i + 1] * inv_s)
-                                          : make_float2(y[i] / s, y[i + 1] / s);
-            const __nv_fp8x2_storage_t pair = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, kind);
+            const __nv_fp8x2_storage_t pair = __nv_cvt_float2_to_fp8x2(make_float2(v[i], v[i + 1]), __NV_SATFINITE, kind);
             b[i] = uint8_t(pair & 0xFF);
             b[i + 1] = uint8_t(pair >> 8);
         }
@@ -219,7 +227,10 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
         s = 0.0f;
     }
     float y[8];
-    if (row_ok && col_ok) activate8<S>(p, raw, m, y);
+    if (row_ok && col_ok) {
+        if (p.rounding == Rounding::Fp32 && !p.hardware_exp) activate8<S, true>(p, raw, m, y);
+        else activate8<S, false>(p, raw, m, y);
+    }
     if (!is_per_tensor(p.scheme)) {
         float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
         for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
