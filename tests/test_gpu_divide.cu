@@ -16,12 +16,7 @@ __device__ uint32_t mix(uint64_t x) {
 }
 
 // mode 0: any bit patterns; 1: kernel-like (b in [1, 2^128) or [2^-30, 2^10], a moderate or tiny)
-struct Failure {
-    uint32_t a, b, got, want, by_scalar;
-};
-
-__global__ void compare(uint64_t seed, int mode, unsigned long long* mismatches, unsigned long long* fallbacks,
-                        Failure* failures) {
+__global__ void compare(uint64_t seed, int mode, unsigned long long* mismatches, unsigned long long* fallbacks) {
     const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     float a[8], b[8], q[8], qs[8];
     for (int i = 0; i < 8; ++i) {
@@ -40,12 +35,7 @@ __global__ void compare(uint64_t seed, int mode, unsigned long long* mismatches,
         const float want = a[i] / b[i], want_s = a[i] / b[0];
         const bool same = __float_as_uint(q[i]) == __float_as_uint(want) || (want != want && q[i] != q[i]);
         const bool same_s = __float_as_uint(qs[i]) == __float_as_uint(want_s) || (want_s != want_s && qs[i] != qs[i]);
-        if (!same || !same_s) {
-            const unsigned long long k = atomicAdd(mismatches, 1ull);
-            if (k < 8)
-                failures[k] = same ? Failure{__float_as_uint(a[i]), __float_as_uint(b[0]), __float_as_uint(qs[i]), __float_as_uint(want_s), 1}
-                                   : Failure{__float_as_uint(a[i]), __float_as_uint(b[i]), __float_as_uint(q[i]), __float_as_uint(want), 0};
-        }
+        if (!same || !same_s) atomicAdd(mismatches, 1ull);
         fell_back |= !fq::cuda::fast_division_exact(a[i], b[i]);
     }
     if (fell_back) atomicAdd(fallbacks, 1ull);
@@ -55,22 +45,16 @@ __global__ void compare(uint64_t seed, int mode, unsigned long long* mismatches,
 
 TEST_CASE("branch-free divide8 equals IEEE division bit for bit over ~10^9 random operand pairs") {
     unsigned long long* counters;
-    Failure* failures;
     REQUIRE(cudaMallocManaged(&counters, 4 * sizeof(unsigned long long)) == cudaSuccess);
-    REQUIRE(cudaMallocManaged(&failures, 8 * sizeof(Failure)) == cudaSuccess);
     for (int mode = 0; mode < 2; ++mode) {
         counters[0] = counters[1] = 0;
         const int blocks = 1 << 16, threads = 256, rounds = 4;
-        for (int r = 0; r < rounds; ++r) compare<<<blocks, threads>>>(0x1234567ull * (r + 1) + mode, mode, counters, counters + 1, failures);
+        for (int r = 0; r < rounds; ++r) compare<<<blocks, threads>>>(0x1234567ull * (r + 1) + mode, mode, counters, counters + 1);
         REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
         const double pairs = double(blocks) * threads * rounds * 8 * 2;
         MESSAGE("mode ", mode, ": ", pairs, " divisions, ", counters[0], " mismatches, ", counters[1],
                 " groups of 8 took the IEEE fallback");
-        for (unsigned long long k = 0; k < counters[0] && k < 8; ++k)
-            std::printf("  mismatch: a=%08x b=%08x got=%08x want=%08x (%s)\n", failures[k].a, failures[k].b, failures[k].got,
-                        failures[k].want, failures[k].by_scalar ? "divide8_by" : "divide8");
         CHECK(counters[0] == 0);
     }
     cudaFree(counters);
-    cudaFree(failures);
 }

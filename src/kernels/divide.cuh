@@ -24,8 +24,7 @@ __device__ __forceinline__ float rcp_estimate(float b) {
 __device__ __forceinline__ float fast_divide(float a, float b, float r /* refined 1/b */) {
     const float q0 = a * r;  // a multiply, not an FMA with +0, so that -0 / b keeps its sign
     const float rem = fmaf(-b, q0, a);
-    const float q1 = fmaf(r, rem, q0);
-    return q0 == 0.0f ? q0 : q1;  // a = -0: r * (+0) + (-0) would round to +0
+    return fmaf(r, rem, q0);
 }
 
 __device__ __forceinline__ float refined_reciprocal(float b) {
