@@ -28,8 +28,7 @@ FQ_HD float load_input(InType t, uint16_t bits) {
 // x / (1 + exp(-x)). The denominator's exp is the branch-free normal-range one: identical results
 // except that |silu(x)| < 1e-36 for x < -88 comes out as x / 2.4e38 instead of exactly 0, and
 // silu(-inf) = -inf (the limit's sign) rather than the NaN of -inf / inf.
-FQ_HD float silu_denominator(float x) { return 1.0f + portable_exp_normal_range(-x); }
-FQ_HD float silu(float x) { return x / silu_denominator(x); }
+FQ_HD float silu(float x) { return x / (1.0f + portable_exp_normal_range(-x)); }
 
 FQ_HD float gelu_erf(float x) {
     const float kInvSqrt2 = 0.70710678118654752f;

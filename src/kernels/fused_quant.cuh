@@ -21,7 +21,6 @@
 #include "../api/error.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
-#include "divide.cuh"
 #include "vec.cuh"
 
 namespace fq::cuda {
@@ -109,21 +108,6 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
     return r;
 }
 
-// Gate and up of output i, as floats.
-template <class S>
-__device__ __forceinline__ void gate_up(const Params& p, const Raw8& r, int i, float& g, float& u) {
-    uint16_t gb = r.a.h[i], ub = r.b.h[i];
-    if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
-        const Half8& h = i < 4 ? r.a : r.b;
-        const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
-        const bool gate_first = p.order == GateOrder::GateFirst;
-        gb = gate_first ? even : odd;
-        ub = gate_first ? odd : even;
-    }
-    g = load_input(S::in, gb);
-    u = load_input(S::in, ub);
-}
-
 // Output i of 8, before the routing probability. kPlain: FP32 intermediates and the portable exp,
 // known at compile time, so the 8 unrolled element chains have no branch between them and interleave.
 template <class S, bool kPlain>
@@ -133,8 +117,15 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
         const float v = activate(S::act, load_input(S::in, r.a.h[i]));
         return rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
     } else {
-        float gf, uf;
-        gate_up<S>(p, r, i, gf, uf);
+        uint16_t g = r.a.h[i], u = r.b.h[i];
+        if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
+            const Half8& h = i < 4 ? r.a : r.b;
+            const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
+            const bool gate_first = p.order == GateOrder::GateFirst;
+            g = gate_first ? even : odd;
+            u = gate_first ? odd : even;
+        }
+        const float gf = load_input(S::in, g), uf = load_input(S::in, u);
         if constexpr (S::act == Act::Silu && !kPlain) {
             if (p.hardware_exp) return gf / (1.0f + __expf(-gf)) * uf;
         }
@@ -144,21 +135,8 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
 
 template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
-    if constexpr (kPlain && S::act == Act::Silu && S::gate != GateKind::None) {
-        // silu(g) * u with the 8 divisions g / (1 + exp(-g)) done together (divide.cuh): same bits.
-        float g[8], u[8], den[8], sg[8];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            gate_up<S>(p, r, i, g[i], u[i]);
-            den[i] = silu_denominator(g[i]);
-        }
-        divide8(g, den, sg);
-#pragma unroll
-        for (int i = 0; i < 8; ++i) y[i] = sg[i] * u[i];
-    } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
-    }
+    for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     if (p.row_prob) {
         const float prob = p.row_prob[m];
 #pragma unroll
@@ -178,7 +156,8 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = y[i] * inv_s;
         } else {
-            divide8_by(y, s, v);  // y / s for all 8 without a branch per element
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = y[i] / s;
         }
         const __nv_fp8_interpretation_t kind = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
