@@ -25,9 +25,7 @@
 
 namespace fq::cuda {
 
-constexpr int kVectors = 2;         // group_quant: 8-output vectors per thread (amortizes per-thread work)
-constexpr int kThreads = 64;        // group_quant block: 64 threads x 16 = 1024 outputs of one row
-constexpr int kAmaxThreads = 128;   // tensor_amax block: 128 threads x 8 = 1024 outputs of one row
+constexpr int kThreads = 128;       // group_quant block: 128 threads x 8 = 1024 outputs of one row
 constexpr int kTokenThreads = 256;  // token_quant block
 
 // How a thread finds its gate and up inputs.
@@ -209,18 +207,15 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 }
 
 // ---- Skeleton 1: per-group (and per-tensor); one row of 1024 outputs per block ------------------------
-// A thread owns kVectors x 8 consecutive outputs, all in one group (G >= 32 >= 16); a group of G outputs
-// is G / (8 kVectors) neighbouring lanes.
 template <class S, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8 * kVectors;
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t m = blockIdx.x;
     const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
-    Raw8 raw[kVectors];
-#pragma unroll
-    for (int v = 0; v < kVectors; ++v)
-        if (row_ok && j0 + 8 * v < p.cols) raw[v] = load_raw<S, kVec>(p, m, j0 + 8 * v);
+    const int valid = col_ok ? outputs_left(p, j0) : 0;
+    Raw8 raw;
+    if (row_ok && col_ok) raw = load_raw<S, kVec>(p, m, j0);
     let_consumer_start();
 
     float s;
@@ -231,31 +226,19 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     } else {
         s = 0.0f;
     }
-    const bool plain = p.rounding == Rounding::Fp32 && !p.hardware_exp;
-    float y[kVectors][8];
-    float a = 0.0f;
-#pragma unroll
-    for (int v = 0; v < kVectors; ++v) {
-        const int jv = j0 + 8 * v;
-        if (row_ok && jv < p.cols) {
-            if (plain) activate8<S, true>(p, raw[v], m, y[v]);
-            else activate8<S, false>(p, raw[v], m, y[v]);
-            a = fmaxf(a, amax8(y[v], outputs_left(p, jv)));
-        }
+    float y[8];
+    if (row_ok && col_ok) {
+        if (p.rounding == Rounding::Fp32 && !p.hardware_exp) activate8<S, true>(p, raw, m, y);
+        else activate8<S, false>(p, raw, m, y);
     }
     if (!is_per_tensor(p.scheme)) {
+        float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
         for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
         s = group_scale(a, upper_bound(p), p.quant);
         const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
         if (leader && col_ok && m < p.sg.padded_rows) store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
     }
-    const float inv_s = 1.0f / s;
-#pragma unroll
-    for (int v = 0; v < kVectors; ++v) {
-        const int jv = j0 + 8 * v;
-        if (row_ok && jv < p.cols)
-            store8<kVec>(p.out + m * p.out_ld + jv, quantize8<kHwCvt>(y[v], s, inv_s, p.quant), outputs_left(p, jv));
-    }
+    if (row_ok && col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -293,9 +276,9 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
 
 // ---- Skeleton 3: amax of the whole tensor (per-tensor dynamic, step 1 of 3) -------------------------
 template <class S, bool kVec>
-__global__ void __launch_bounds__(kAmaxThreads) tensor_amax(const Params p) {
+__global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kAmaxThreads + int(threadIdx.x)) * 8;
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t m = blockIdx.x;
     float a = 0.0f;
     if (j0 < p.cols) {
@@ -355,14 +338,13 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
-    const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8 * kVectors));
-    const unsigned amax_tiles = unsigned(ceil_div(c.cols, int64_t(kAmaxThreads) * 8));
+    const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
     const int64_t grid_rows = std::max(c.rows, is_per_tensor(c.scheme) ? 0 : c.scales.padded_rows);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         if (c.scheme == Scheme::PerTensorDynamic) {
             FQ_TRY(prepare_tensor_amax(a));
-            FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), amax_tiles), dim3(kAmaxThreads), a, kPdl, p));
+            FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
         FQ_TRY(launch(group_quant<S, kVec, kHwCvt>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a, kPdl, p));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));

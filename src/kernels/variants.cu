@@ -37,7 +37,7 @@ Params make_params(const LaunchArgs& a) {
     p.row_prob = c.row_prob;
     p.quant = c.quant;
     p.scheme = c.scheme;
-    p.lanes_per_group = c.scheme == Scheme::PerGroup ? int(c.group / (8 * kVectors)) : 1;
+    p.lanes_per_group = c.scheme == Scheme::PerGroup ? int(c.group / 8) : 1;
     p.group_shift = c.group == 32 ? 5 : (c.group == 64 ? 6 : 7);
     p.sg = c.scales;
     p.static_scale = c.static_scale;
@@ -101,7 +101,7 @@ std::string refuse_common(const OpConfig& c) {
     if (c.scales.layout == ScaleLayout::Swizzled128x4 || c.scales.layout == ScaleLayout::PackedUe8m0)
         return fmt::format("scale layout {} has no CUDA kernel for scheme {} in this version", name(c.scales.layout),
                            name(c.scheme));
-    if (c.rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kAmaxThreads) * 8) > 65535)
+    if (c.rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kThreads) * 8) > 65535)
         return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return {};
 }
