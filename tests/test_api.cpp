@@ -186,6 +186,10 @@ TEST_CASE("scale buffer queries return sizes, padding and strides of each layout
     size_t bytes = 0;
     CHECK(fqGetScaleBufferSize(d.d, 7, 300, FQ_OUTPUT_ROWWISE, &bytes) == 0);
     CHECK(bytes == 96);
+    Desc st;  // a static per-tensor scale lives in the caller's pointer: no buffer, and no pointer needed to ask
+    st.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC);
+    CHECK(fqGetScaleBufferSize(st.d, 7, 300, FQ_OUTPUT_ROWWISE, &bytes) == FQ_STATUS_SUCCESS);
+    CHECK(bytes == 0);
 }
 
 TEST_CASE("the dispatch table lists the host variant on a host handle") {

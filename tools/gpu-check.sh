@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|bench|torch|test,bench]       (default all)
+#   tools/gpu-check.sh [all|test|python|bench|torch|test,bench]       (default all)
+# Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-$PWD/gpu-out}
@@ -22,6 +23,15 @@ if has test; then
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
   tail -15 "$out/ctest.log"
   ./build-gpu/tests/fq_gpu_tests -s=false 2>&1 | tail -8 | tee "$out/gpu-tests.log"
+fi
+
+if has python; then
+  echo "== Python bindings: pytest on the device (torch CUDA tensors against the host backend)"
+  # The device has no cffi: carry bindings/python/.device/*.whl (cp312 wheels, fetched here with pip download).
+  python3 -m pip install -q --no-index --no-deps --target /tmp/fq-site bindings/python/.device/*.whl 2>&1 | tail -2
+  PYTHONPATH=/tmp/fq-site:bindings/python FUSEDQUANT_LIBRARY=$PWD/build-gpu/libfusedquant.so \
+    python3 -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1 | tee "$out/pytest-gpu.log" | tail -6
+  grep -qE "[0-9]+ failed|error" "$out/pytest-gpu.log" && status=1
 fi
 
 if has bench; then

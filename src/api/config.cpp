@@ -108,8 +108,6 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     if (d.scale_ub && !is_fp8(out))
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to fp8 outputs only, not {}",
                     name(out));
-    if (scheme == Scheme::PerTensorStatic && !d.static_scale)
-        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_STATIC_SCALE_POINTER: PER_TENSOR_STATIC needs the caller's scale");
 
     // Quantizer parameters with defaults resolved (SPEC §3.2, §3.4).
     QuantParams& q = c->quant;
@@ -165,6 +163,9 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
                     out.cols, out.ld);
 
     FQ_TRY(resolve_quantization(d, out.rows, out.cols, FQ_OUTPUT_ROWWISE, c));
+    // Checked here, not in resolve_quantization: a scale-buffer size query needs no pointer.
+    if (c->scheme == Scheme::PerTensorStatic && !d.static_scale)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_STATIC_SCALE_POINTER: PER_TENSOR_STATIC needs the caller's scale");
 
     c->in_type = in.dtype == FQ_TYPE_BF16 ? InType::Bf16 : InType::Fp16;
     c->rows = in.rows;

@@ -1,0 +1,185 @@
+"""The Pythonic layer: quantize() and scale_buffer_info() over arrays of the caller's framework."""
+import math
+
+from . import _arrays
+from ._arrays import ceil_div, itemsize, wrap
+from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, Status, TensorLayout,
+                    default_handle, to_enum)
+
+QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
+_ALIASES = {"out_dtype": "output_type", "scale_dtype": "scale_type"}
+
+
+def _attributes(kwargs):
+    """{QuantDescAttribute: value} from quantize()'s keywords: the attribute names in lower case, pointer
+    attributes without their _pointer suffix (static_scale, scale_ub, row_prob, ...), and the aliases."""
+    members, out = QuantDescAttribute.__members__, {}
+    for key, value in kwargs.items():
+        name = _ALIASES.get(key, key).upper()
+        name = name if name in members or name + "_POINTER" not in members else name + "_POINTER"
+        if name not in members:
+            raise TypeError(f"fusedquant: unexpected keyword argument {key!r}; descriptor attributes are "
+                            + ", ".join(sorted(m.lower().removesuffix("_pointer") for m in members)))
+        out[members[name]] = value
+    return out
+
+
+def _ctype(attr):
+    return DATA["attribute_types"]["fqQuantDescAttribute"][PREFIX["fqQuantDescAttribute"] + attr.name][0]
+
+
+def _pointer_value(attr, value, x):
+    """A pointer attribute's array on x's device: numbers become a new float32/int32 array there."""
+    ctype, key = _ctype(attr), attr.name.lower().removesuffix("_pointer")
+    wanted = "float32" if "float" in ctype else "int32" if "int32" in ctype else None
+    try:
+        a = wrap(value)
+    except TypeError:
+        if wanted is None:
+            raise TypeError(f"fusedquant: {key} must be an array on {x.where}") from None
+        return _arrays.from_values(x.kind, x.device, value, wanted)
+    if a.device != x.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{key}: the array is on {a.where}, x is on {x.where}")
+    if wanted and a.dtype != wanted:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{key}: dtype {a.dtype}, the library reads {wanted}")
+    return value
+
+
+def _rows(name, a):
+    """(leading shape, rows, width, row stride in elements) of `a` seen as rows: the last axis must have
+    stride 1; the leading axes must fold into one row axis whose stride is at least the width."""
+    if not a.shape:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: a 0-d array has no rows")
+    lead, width = a.shape[:-1], a.shape[-1]
+    if 0 in a.shape:  # an empty array's strides mean nothing (NumPy gives 0)
+        return lead, math.prod(lead), width, max(width, 1)
+    if a.strides[-1] != a.itemsize and width > 1:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the innermost stride is {a.strides[-1]} bytes, it "
+                              f"must be one element ({a.itemsize} bytes); pass a contiguous copy")
+    dims = [(n, s) for n, s in zip(lead, a.strides[:-1]) if n != 1]
+    stride = dims[-1][1] if dims else width * a.itemsize
+    if any(s != s2 * n2 for (_, s), (n2, s2) in zip(dims, dims[1:])):
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: strides {a.strides} do not fold into rows")
+    if stride < width * a.itemsize or stride % a.itemsize:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the row stride of {stride} bytes must be a positive "
+                              f"multiple of {a.itemsize} of at least the row width ({width} elements)")
+    return lead, math.prod(lead), width, stride // a.itemsize
+
+
+def _writable(name, a):
+    if not getattr(getattr(a.obj, "flags", None), "writeable", True):
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the array is read-only")
+    return a
+
+
+def _values(out, x, lead, rows, cols, out_type):
+    """The output array (given or new) and its layout's ld; fp4 values are packed two per byte."""
+    natural = _arrays.TYPE_TO_DTYPE[out_type.name]
+    packed = out_type == DataType.FP4_E2M1
+    width = ceil_div(cols, 2) if packed else cols
+    if out is None:
+        out = _arrays.empty(x.kind, x.device, (*lead, width), natural)
+    o = _writable("out", wrap(out))
+    accepted = {_arrays.framework_dtype_name(o.kind, natural)} | ({"uint8"} if itemsize(natural) == 1 else set())
+    if o.device != x.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"out: the array is on {o.where}, x is on {x.where}")
+    if o.dtype not in accepted:
+        raise FusedQuantError(Status.INVALID_VALUE, f"out: dtype {o.dtype}; {out_type.name} values are "
+                              + " or ".join(sorted(accepted)))
+    _, orows, owidth, ld = _rows("out", o)
+    if (orows, owidth) != (rows, width):
+        status = Status.INSUFFICIENT_BUFFER if orows < rows or owidth < width else Status.INVALID_VALUE
+        raise FusedQuantError(status, f"out: {orows} rows of {owidth} {o.dtype}, the output is {rows} rows of "
+                              f"{width}")
+    return out, o, 2 * ld if packed else ld
+
+
+def _scales(scales, x, info):
+    """The scale buffer (given, or new with a logical [rows, cols] view over it) and its Array."""
+    scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
+    if scales is not None:
+        s = _writable("scales", wrap(scales))
+        if s.device != x.device:
+            raise FusedQuantError(Status.INVALID_VALUE, f"scales: the array is on {s.where}, x is on {x.where}")
+        if s.capacity < info.bytes:
+            raise FusedQuantError(Status.INSUFFICIENT_BUFFER, f"scales: {s.capacity} bytes from its start, the "
+                                  f"layout needs {info.bytes} for {info.rows}x{info.cols} scales")
+        return scales, s
+    el = info.element_bytes or 1
+    storage_dtype = scale_dtype if itemsize(scale_dtype) == el else {4: "int32"}.get(el, "uint8")
+    storage = _arrays.empty(x.kind, x.device, (max(ceil_div(info.bytes, el), 1),), storage_dtype)
+    view = storage
+    if info.row_stride and (info.col_stride or info.rows * info.cols == 0):  # affine: scales[m, k] = S[m, k]
+        shape = (info.rows, ceil_div(info.cols, el // itemsize(scale_dtype) or 1))
+        strides = (info.row_stride, info.col_stride)
+        if info.batch > 1:
+            shape, strides = (info.batch, *shape), (info.batch_stride, *strides)
+        view = _arrays.as_strided(x.kind, storage, shape, strides)
+    return view, wrap(storage)
+
+
+def quantize(x, *, out=None, scales=None, in_dtype=None, handle=None, stream=None, **attributes):
+    """Applies the activation and quantizes the rows of `x`; returns (values, scales) in x's framework.
+
+    x: [..., W] bfloat16 / float16 rows (W = 2H gated, else H); a NumPy array or a PyTorch CPU tensor runs on
+       the host backend, a PyTorch CUDA tensor or a CuPy array on its GPU, on the current stream (or `stream`:
+       an int or an object with .cuda_stream / .ptr). The last axis must be contiguous; rows may be strided.
+    attributes: any descriptor attribute by its lower-case name (QuantDescAttribute), with the aliases
+       out_dtype = output_type and scale_dtype = scale_type; enum values as members, ints or names
+       ("silu", "per_group", "fp8_e4m3fn"; dtypes too); pointer attributes without "_pointer"
+       (static_scale, scale_ub, row_prob, global_amax, moe_offsets, ...) as an array on x's device or
+       numbers, copied there. Unset attributes keep the library's defaults.
+    out: optional [..., H] values array (rows may be strided), of the natural dtype or uint8.
+    scales: optional buffer of at least scale_buffer_info(...).bytes bytes from its start, written in the
+       layout's storage order; returned as given. When new, the returned scales are a [rows, groups] view
+       whose strides follow the layout (S[m, k] = scales[m, k]), or the flat storage for a non-affine layout.
+    in_dtype: reads x as this type (e.g. "bf16" for a uint16 array of bf16 bits).
+    """
+    x_arr = wrap(x)
+    if in_dtype is None and x_arr.dtype not in _arrays.DTYPE_TO_TYPE:
+        raise FusedQuantError(Status.INVALID_VALUE, f"x: dtype {x_arr.dtype} is not a library type (inputs are "
+                              "bfloat16 or float16; in_dtype= reinterprets raw 16-bit data)")
+    in_type = to_enum(DataType, x_arr.dtype if in_dtype is None else in_dtype)
+    if itemsize(_arrays.TYPE_TO_DTYPE.get(getattr(in_type, "name", ""), "")) != x_arr.itemsize:
+        raise FusedQuantError(Status.INVALID_VALUE, f"in_dtype: {in_type!r} does not have x's element size")
+    lead, rows, width, ld = _rows("x", x_arr)
+    backend = Backend.HOST if x_arr.device < 0 else Backend.CUDA
+    with QuantDesc() as desc:
+        for attr, value in _attributes(attributes).items():
+            desc.set(attr, _pointer_value(attr, value, x_arr) if _ctype(attr).endswith("*") and value is not None
+                     else value)
+        gated = desc.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE
+        if gated and width % 2:
+            raise FusedQuantError(Status.INVALID_VALUE, f"x: a gated row holds gate and up halves; its width "
+                                  f"{width} is odd")
+        cols, out_type = width // 2 if gated else width, desc.get(QuantDescAttribute.OUTPUT_TYPE)
+        info = desc.scale_buffer_info(rows, cols)
+        out, out_arr, out_ld = _values(out, x_arr, lead, rows, cols, out_type)
+        static = desc._keep.get(QuantDescAttribute.STATIC_SCALE_POINTER) if scales is None else None
+        scales, scales_arr = _scales(scales, x_arr, info)
+        if info.bytes == 0 and static is not None:
+            scales = static  # PER_TENSOR_STATIC writes no scales: return the scale it used
+        h = handle or default_handle(backend, x_arr.device)
+        if (h.get("backend"), h.get("device")) != (backend, x_arr.device):
+            raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {h.get('backend')!r} device "
+                                  f"{h.get('device')}, x is on {x_arr.where}")
+        with TensorLayout(in_type, rows, width, ld) as lin, TensorLayout(out_type, rows, cols, out_ld) as lout, \
+                _arrays.device_guard(x_arr.kind, x_arr.device):
+            ws_size = h.workspace_size(desc, lin, lout)
+            ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
+            s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
+                int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+            h.quantize(desc, lin, x_arr.ptr, lout, out_arr.ptr, scales_arr.ptr, scales_arr.capacity,
+                       wrap(ws).ptr if ws is not None else 0, ws_size, s)
+    return out, scales
+
+
+def scale_buffer_info(rows, cols, *, which="rowwise", **attributes):
+    """ScaleBufferInfo (bytes, rows, cols, padded_rows, padded_cols, row_stride, col_stride, element_bytes,
+    dtype, batch, batch_stride) of the scales of a rows x cols output under these descriptor attributes
+    (the keywords of quantize(); pointer attributes are ignored)."""
+    with QuantDesc() as desc:
+        for attr, value in _attributes(attributes).items():
+            if not _ctype(attr).endswith("*"):
+                desc.set(attr, value)
+        return desc.scale_buffer_info(rows, cols, which)
