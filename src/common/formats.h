@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "bits.h"
 #include "hd.h"
 
 #if defined(__CUDACC__)
@@ -21,26 +22,6 @@
 #include <cmath>
 
 namespace fq {
-
-FQ_HD uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(x);
-#else
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return u;
-#endif
-}
-
-FQ_HD float bits_float(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(u);
-#else
-    float x;
-    std::memcpy(&x, &u, 4);
-    return x;
-#endif
-}
 
 FQ_HD bool is_nan(float x) { return (float_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
 

@@ -27,31 +27,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "bits.h"
 #include "hd.h"
 #include "portable_math_coeffs.h"
 
 namespace fq {
 namespace detail {
 
-FQ_HD uint32_t float_bits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
-
-FQ_HD float bits_float(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-#endif
-}
+using fq::bits_float;
+using fq::float_bits;
 
 // a * b, rounded, and never contracted with a following add into an FMA by any compiler (nvcc
 // contracts a*b+c by default, g++ does under -ffp-contract=fast, the default for -std=gnu++*).
