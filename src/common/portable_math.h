@@ -70,14 +70,20 @@ FQ_HD ExpParts exp_parts(float x) {
   constexpr float kLog2e = 1.442695022e+00f;
   constexpr float kLn2Hi = 6.931471825e-01f;   // float(ln 2)
   constexpr float kLn2Lo = -1.904654212e-09f;  // float(ln 2 - kLn2Hi)
-  const float k = rintf(x * kLog2e);           // in [-150, 128]
+  // k = rint(x * log2e) by the magic-number round: t + 1.5*2^23 rounds t to an integer (RNE, exact
+  // for |t| < 2^22) and leaves that integer in the low mantissa bits, so k needs neither a round nor a
+  // float-to-int conversion instruction (those run at 1/8 of the FMA rate on GPUs). Same value as rintf.
+  constexpr float kRoundMagic = 12582912.0f;   // 1.5 * 2^23
+  const float shifted = mul_nofuse(x, kLog2e) + kRoundMagic;  // RN(RN(x log2e) + magic): rintf(x * kLog2e)
+  const float k = shifted - kRoundMagic;       // in [-150, 128]
+  const int k_int = static_cast<int>(float_bits(shifted) - float_bits(kRoundMagic));
   const float r_hi = fmaf(-k, kLn2Hi, x);      // exact
   const float r_lo = -k * kLn2Lo;              // |r_lo| < 3e-7
   const float r = fmaf(-k, kLn2Lo, r_hi);      // r_hi + r_lo
   // Polynomial: exp(r) = 1 + r + r^2 Q(r). The linear term is added as r_hi + (r_lo + r^2 Q)
   // so that r's own rounding error does not reach the result.
   const float em1 = r_hi + fmaf(r * r, exp_q(r), r_lo);  // expm1(r)
-  return {1.0f + em1, static_cast<int>(k)};
+  return {1.0f + em1, k_int};
 }
 
 // p * 2^k for a normal result (k in [-125, 127]): add k to p's exponent field (exact).

@@ -84,6 +84,10 @@ struct Raw8 {
 // How many of the 8 outputs starting at column j0 exist (8 except at a row end not divisible by 8).
 __device__ __forceinline__ int outputs_left(const Params& p, int j0) { return p.cols - j0 < 8 ? p.cols - j0 : 8; }
 
+// The same, known to be 8 on the 16-byte path (its variants require a width divisible by 8).
+template <bool kVec>
+__device__ __forceinline__ int outputs_at(const Params& p, int j0) { return kVec ? 8 : outputs_left(p, j0); }
+
 template <bool kVec>
 __device__ __forceinline__ Half8 load8(const uint16_t* p, int valid) {
     if constexpr (kVec) return load_half8(p);
@@ -147,8 +151,6 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
 // ---- Quantizing 8 outputs --------------------------------------------------------------------------
 template <bool kHwCvt>
 __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_s, const QuantParams& q) {
-    uint8_t b[8];
-    bool done = false;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if (kHwCvt && (q.out == DType::E4M3FN || q.out == DType::E5M2)) {
         float v[8];  // y / s, or y * (1/s): one decision for all 8, outside the element loop
@@ -160,22 +162,17 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_
             for (int i = 0; i < 8; ++i) v[i] = y[i] / s;
         }
         const __nv_fp8_interpretation_t kind = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
 #pragma unroll
-        for (int i = 0; i < 8; i += 2) {
-            const __nv_fp8x2_storage_t pair = __nv_cvt_float2_to_fp8x2(make_float2(v[i], v[i + 1]), __NV_SATFINITE, kind);
-            b[i] = uint8_t(pair & 0xFF);
-            b[i + 1] = uint8_t(pair >> 8);
-        }
-        done = true;
+        for (int i = 0; i < 4; ++i)
+            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
+        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
     }
 #endif
-    if (!done) {
+    uint32_t w[2] = {0, 0};
 #pragma unroll
-        for (int i = 0; i < 8; ++i) b[i] = quantize_value(y[i], s, inv_s, q);
-    }
-    uint2 w;
-    memcpy(&w, b, 8);
-    return w;
+    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(quantize_value(y[i], s, inv_s, q)) << (8 * (i % 4));
+    return make_uint2(w[0], w[1]);
 }
 
 template <bool kVec>
@@ -213,7 +210,7 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t m = blockIdx.x;
     const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
-    const int valid = col_ok ? outputs_left(p, j0) : 0;
+    const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
     Raw8 raw;
     if (row_ok && col_ok) raw = load_raw<S, kVec>(p, m, j0);
     let_consumer_start();
