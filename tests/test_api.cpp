@@ -202,3 +202,49 @@ TEST_CASE("the dispatch table lists the host variant on a host handle") {
     CHECK(std::string(name).rfind("host.reference", 0) == 0);
     expect_error(fqGetVariantName(h.h, 1, name, sizeof name), FQ_STATUS_INVALID_VALUE, "index");
 }
+
+TEST_CASE("overflowing products are refused, never computed: scale extents, gated widths, layout extents") {
+    Desc d;
+    size_t bytes = 7;
+    int64_t v = 7;
+    // Per-group scales of INT64_MAX x INT64_MAX values: rows x groups overflows.
+    expect_error(fqGetScaleBufferSize(d.d, INT64_MAX, INT64_MAX, FQ_OUTPUT_ROWWISE, &bytes), FQ_STATUS_INVALID_VALUE, "overflow");
+    CHECK(bytes == 7);
+    // Padding of the TMA layout (round_up(rows, 4)) would overflow before any product.
+    Desc tma;
+    tma.i32(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_COL_MAJOR_TMA);
+    expect_error(fqGetScaleBufferInfo(tma.d, INT64_MAX, 1, FQ_OUTPUT_ROWWISE, FQ_SCALE_INFO_PADDED_ROWS, &v), FQ_STATUS_INVALID_VALUE, "overflow");
+    CHECK(v == 7);
+    // ceil(cols / G) near INT64_MAX.
+    Desc tok;
+    tok.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN);
+    expect_error(fqGetScaleBufferSize(tok.d, INT64_MAX / 2, INT64_MAX, FQ_OUTPUT_ROWWISE, &bytes), FQ_STATUS_INVALID_VALUE, "overflow");
+    CHECK(fqGetScaleBufferSize(d.d, 1, INT64_MAX, FQ_OUTPUT_ROWWISE, &bytes) == FQ_STATUS_SUCCESS);  // 2^56 groups fit
+    // A gated input is twice as wide as the output: 2 x cols must not be formed when it overflows.
+    Handle h;
+    Desc g;
+    g.i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    Layout li(FQ_TYPE_BF16, 1, 2, 2), lo(FQ_TYPE_FP8_E4M3FN, 1, INT64_MAX / 2 + 2, INT64_MAX / 2 + 2);
+    expect_error(fqQuerySupport(h.h, g.d, li.l, lo.l, nullptr, 0), FQ_STATUS_INVALID_VALUE, "inputLayout");
+    // rows x ld x element bytes must be a 64-bit byte count, at creation and after attribute changes.
+    fqTensorLayout_t l = nullptr;
+    expect_error(fqTensorLayoutCreate(&l, FQ_TYPE_BF16, INT64_MAX / 2, 1, 2), FQ_STATUS_INVALID_VALUE, "overflow");
+    expect_error(fqTensorLayoutCreate(&l, FQ_TYPE_FP32, INT64_MAX / 4 + 1, 1, 1), FQ_STATUS_INVALID_VALUE, "overflow");
+    CHECK(l == nullptr);
+    CHECK(fqTensorLayoutCreate(&l, FQ_TYPE_FP8_E4M3FN, INT64_MAX / 2, 1, 2) == FQ_STATUS_SUCCESS);
+    fqTensorLayoutDestroy(l);
+    Layout grow(FQ_TYPE_BF16, 4, 64, 64);
+    const int64_t huge = INT64_MAX / 64;
+    REQUIRE(fqTensorLayoutSetAttribute(grow.l, FQ_TENSOR_LAYOUT_ROWS, &huge, 8) == FQ_STATUS_SUCCESS);
+    Layout out(FQ_TYPE_FP8_E4M3FN, huge, 64, 64);
+    Desc plain;
+    expect_error(fqQuerySupport(h.h, plain.d, grow.l, out.l, nullptr, 0), FQ_STATUS_INVALID_VALUE, "inputLayout");
+}
+
+TEST_CASE("FP4 layouts need an even row stride at creation") {
+    fqTensorLayout_t l = nullptr;
+    expect_error(fqTensorLayoutCreate(&l, FQ_TYPE_FP4_E2M1, 2, 3, 3), FQ_STATUS_INVALID_VALUE, "ld");
+    CHECK(l == nullptr);
+    REQUIRE(fqTensorLayoutCreate(&l, FQ_TYPE_FP4_E2M1, 2, 3, 4) == FQ_STATUS_SUCCESS);
+    fqTensorLayoutDestroy(l);
+}

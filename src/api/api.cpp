@@ -293,8 +293,10 @@ fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t
         if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
         if (cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "cols: {} must be positive", cols);
         if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
+        const fqTensorLayoutOpaque l{dtype, rows, cols, ld};
+        FQ_TRY(check_layout("layout", l));  // FP4 strides, and extents that overflow
         FQ_TRY(create_object("layout", layout, ObjectKind::Layout));
-        **layout = fqTensorLayoutOpaque{dtype, rows, cols, ld};
+        **layout = l;
         return FQ_STATUS_SUCCESS;
     });
 }

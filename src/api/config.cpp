@@ -47,20 +47,48 @@ int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
     }
 }
 
-bool mul_overflows(int64_t a, int64_t b) { return a != 0 && b > std::numeric_limits<int64_t>::max() / a; }
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// Non-negative a x b, or -1 when it does not fit in int64_t.
+int64_t checked_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+// ceil(a / b) for a >= 0, b > 0, without forming a + b - 1.
+int64_t ceil_div_exact(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// Bytes of `elements` elements of `dtype` (FP4: two per byte), or -1 on overflow.
+int64_t element_bytes(int32_t dtype, int64_t elements) {
+    switch (dtype) {
+        case FQ_TYPE_FP32:
+        case FQ_TYPE_INT32: return checked_mul(elements, 4);
+        case FQ_TYPE_FP16:
+        case FQ_TYPE_BF16: return checked_mul(elements, 2);
+        case FQ_TYPE_FP4_E2M1: return ceil_div_exact(elements, 2);
+        default: return elements;
+    }
+}
+
+}  // namespace
 
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
+    if (l.dtype < 0 || l.dtype > FQ_TYPE_INT32)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: dtype {} is not an fqDataType value", arg, l.dtype);
     if (l.rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} is negative", arg, l.rows);
     if (l.cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "{}: cols {} must be positive", arg, l.cols);
     if (l.ld < l.cols)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: row stride (ld) {} is smaller than cols {}", arg, l.ld, l.cols);
-    if (mul_overflows(l.rows, l.ld))
-        return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} x ld {} overflows a 64-bit element count", arg,
-                    l.rows, l.ld);
+    if (l.dtype == FQ_TYPE_FP4_E2M1 && l.ld % 2 != 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: FP4 elements pack two per byte; the row stride (ld) {} must be even",
+                    arg, l.ld);
+    // The extent the tensor spans, rows x ld elements, must be a byte count a pointer can step over.
+    const int64_t elements = checked_mul(l.rows, l.ld);
+    if (elements < 0 || element_bytes(l.dtype, elements) < 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} x ld {} elements of {} overflow a 64-bit byte count", arg,
+                    l.rows, l.ld, name(DType(l.dtype)));
     return FQ_STATUS_SUCCESS;
 }
-
-}  // namespace
 
 fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
                                 OpConfig* c) {
@@ -124,8 +152,28 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     // Scale geometry (SPEC §4).
     c->group = scheme_block(scheme, d.group_size, cols);
     const int64_t srows = is_per_tensor(scheme) ? (scheme == Scheme::PerTensorDynamic ? 1 : 0) : rows;
-    const int64_t scols = is_per_tensor(scheme) ? srows : ceil_div(cols, c->group);
+    const int64_t scols = is_per_tensor(scheme) ? srows : ceil_div_exact(cols, c->group);
+    // The padded extents make_scale_geometry() will compute, with every step checked first: no layout
+    // pads rows past a multiple of 128 or columns past a multiple of 4.
+    int64_t bytes = -1;
+    if (srows <= kInt64Max - 128 && scols <= kInt64Max - 4) {
+        int64_t prows = srows, pcols = scols, elem = scale_type_bytes(stype);
+        switch (layout) {
+            case ScaleLayout::ColMajorTma: prows = round_up(srows, 16 / elem); break;
+            case ScaleLayout::Swizzled128x4: prows = round_up(srows, 128); pcols = round_up(scols, 4); break;
+            case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
+            default: break;
+        }
+        const int64_t n = checked_mul(prows, pcols);
+        if (n >= 0) bytes = checked_mul(n, elem);
+    }
+    if (bytes < 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values overflow a 64-bit byte count",
+                    srows, scols, rows, cols);
     c->scales = make_scale_geometry(layout, stype, srows, scols);
+    if (c->scales.bytes != bytes)
+        return fail(FQ_STATUS_INTERNAL_ERROR, "scale buffer of {} bytes, but the overflow check computed {}",
+                    c->scales.bytes, bytes);
     return FQ_STATUS_SUCCESS;
 }
 
@@ -146,9 +194,13 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
     const bool gated = c->gate != GateLayout::None;
     if (c->act == Act::SwigluOai && !gated)
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_ACTIVATION: SWIGLU_OAI is gated; set FQ_QUANT_DESC_GATE_LAYOUT");
-    if (gated ? in.cols != 2 * out.cols : in.cols != out.cols)
+    if (gated ? (in.cols % 2 != 0 || in.cols / 2 != out.cols) : in.cols != out.cols) {
+        if (gated && out.cols > kInt64Max / 2)
+            return fail(FQ_STATUS_INVALID_VALUE, "inputLayout: {} columns, but a gated input for {} output columns has "
+                        "twice as many, more than a 64-bit count", in.cols, out.cols);
         return fail(FQ_STATUS_INVALID_VALUE, "inputLayout: {} columns, but a {} input for {} output columns has {}",
                     in.cols, gated ? "gated" : "non-gated", out.cols, gated ? 2 * out.cols : out.cols);
+    }
     if (c->gate == GateLayout::BlockInterleaved) {
         if (d.gate_block_width <= 0 || d.gate_block_width % 32 != 0)
             return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GATE_BLOCK_WIDTH: {} is not a positive multiple of 32",
@@ -158,9 +210,9 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
                         "FQ_QUANT_DESC_GATE_BLOCK_WIDTH: output width {} is not a multiple of the block width {}",
                         out.cols, d.gate_block_width);
     }
-    if (out.dtype == FQ_TYPE_FP4_E2M1 && (out.ld % 2 != 0 || out.cols % 2 != 0))
-        return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: FP4 values pack two per byte; cols {} and ld {} must be even",
-                    out.cols, out.ld);
+    if (out.dtype == FQ_TYPE_FP4_E2M1 && out.cols % 2 != 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: FP4 values pack two per byte; cols {} must be even",
+                    out.cols);
 
     FQ_TRY(resolve_quantization(d, out.rows, out.cols, FQ_OUTPUT_ROWWISE, c));
     // Checked here, not in resolve_quantization: a scale-buffer size query needs no pointer.

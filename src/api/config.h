@@ -7,6 +7,10 @@
 
 namespace fq {
 
+// Validates one tensor layout on its own: known type, rows >= 0, cols > 0, ld >= cols (even for FP4), and
+// a byte extent (rows x ld elements) that fits in 64 bits. `arg` starts the message.
+fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l);
+
 // Validates the quantization part of `d` for an output of rows x cols and fills the scheme, quant
 // parameters and scale geometry of `c` (`which` = FQ_OUTPUT_ROWWISE or FQ_OUTPUT_COLUMNWISE).
 fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
