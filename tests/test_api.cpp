@@ -248,3 +248,35 @@ TEST_CASE("FP4 layouts need an even row stride at creation") {
     REQUIRE(fqTensorLayoutCreate(&l, FQ_TYPE_FP4_E2M1, 2, 3, 4) == FQ_STATUS_SUCCESS);
     fqTensorLayoutDestroy(l);
 }
+
+TEST_CASE("misaligned pointers are refused on the host backend as on the GPU") {
+    Handle h;
+    Desc d;
+    Layout li(FQ_TYPE_BF16, 2, 32, 32), lo(FQ_TYPE_FP8_E4M3FN, 2, 32, 32);
+    alignas(16) uint8_t in[2 * 32 * 2 + 2] = {};
+    alignas(16) uint8_t out[2 * 32 + 1], sc[8 + 4];
+    std::memset(out, 0xCD, sizeof out);
+    std::memset(sc, 0xCD, sizeof sc);
+    auto untouched = [&] { for (uint8_t b : out) if (b != 0xCD) return false; for (uint8_t b : sc) if (b != 0xCD) return false; return true; };
+    expect_error(fqQuantize(h.h, d.d, li.l, in + 1, lo.l, out, sc, 8, nullptr, 0, nullptr), FQ_STATUS_MISALIGNED, "input");
+    expect_error(fqQuantize(h.h, d.d, li.l, in, lo.l, out, sc + 2, 8, nullptr, 0, nullptr), FQ_STATUS_MISALIGNED, "scales");
+    CHECK(untouched());
+    alignas(4) float f[2] = {1.0f, 1.0f};
+    const void* odd = reinterpret_cast<const uint8_t*>(f) + 1;
+    for (int32_t attr : {FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER}) {
+        Desc p;
+        p.ptr(attr, odd);
+        expect_error(fqQuantize(h.h, p.d, li.l, in, lo.l, out, sc, 8, nullptr, 0, nullptr), FQ_STATUS_MISALIGNED, "_POINTER");
+    }
+    Desc st;
+    st.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC).ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, odd);
+    expect_error(fqQuantize(h.h, st.d, li.l, in, lo.l, out, sc, 8, nullptr, 0, nullptr), FQ_STATUS_MISALIGNED, "FQ_QUANT_DESC_STATIC_SCALE_POINTER");
+    CHECK(untouched());
+    // Values are bytes and E8M0 scales are bytes: any address is fine for them.
+    Desc e8;
+    e8.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0).i32(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL).i32(FQ_QUANT_DESC_GROUP_SIZE, 32);
+    CHECK(fqQuantize(h.h, e8.d, li.l, in, lo.l, out + 1, sc + 1, 2, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS);
+    CHECK(out[0] == 0xCD);
+    CHECK(sc[0] == 0xCD);
+    CHECK(sc[3] == 0xCD);
+}

@@ -358,7 +358,9 @@ FQ_API fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name,
  *  its scales, in the layout the descriptor names. Asynchronous on `stream` for a CUDA handle (no
  *  allocation, no host synchronisation, capturable in a CUDA graph); synchronous on the host backend.
  *  `scales` holds `scalesSizeInBytes` bytes, at least fqGetScaleBufferSize(); padding is written with 0.
- *  Columnwise outputs, when asked for, go to the descriptor's COLUMNWISE_* pointers. */
+ *  Columnwise outputs, when asked for, go to the descriptor's COLUMNWISE_* pointers. On every backend the
+ *  input must be 2-byte aligned, and fp32 scales and the descriptor's float pointers 4-byte aligned
+ *  (else FQ_STATUS_MISALIGNED). A failing call writes nothing. */
 FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout,
                              const void* input, fqTensorLayout_t outputLayout, void* output, void* scales,
                              size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,
