@@ -280,3 +280,15 @@ TEST_CASE("misaligned pointers are refused on the host backend as on the GPU") {
     CHECK(sc[0] == 0xCD);
     CHECK(sc[3] == 0xCD);
 }
+
+TEST_CASE("FQ_HANDLE_VARIANT: an index past the handle's variants is refused when set, and changes nothing") {
+    Handle h;
+    int32_t n = 0, v = 0;
+    REQUIRE(fqGetVariantCount(h.h, &n) == FQ_STATUS_SUCCESS);
+    expect_error(fqHandleSetAttribute(h.h, FQ_HANDLE_VARIANT, &n, 4), FQ_STATUS_INVALID_VALUE, "FQ_HANDLE_VARIANT");
+    size_t w = 0;
+    REQUIRE(fqHandleGetAttribute(h.h, FQ_HANDLE_VARIANT, &v, 4, &w) == FQ_STATUS_SUCCESS);
+    CHECK(v == -1);
+    v = n - 1;
+    CHECK(fqHandleSetAttribute(h.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+}

@@ -274,7 +274,14 @@ fqStatus_t fqDestroy(fqHandle_t handle) {
 fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t size) {
     return guarded("fqHandleSetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
-        return set_attr(kHandleAttrs, "handle", handle, attr, buf, size);
+        fqContext changed = *handle;  // committed only when every check passed
+        FQ_TRY(set_attr(kHandleAttrs, "handle", &changed, attr, buf, size));
+        const size_t variants = variants_for(changed.backend, changed.arch).size();
+        if (attr == FQ_HANDLE_VARIANT && changed.variant >= 0 && size_t(changed.variant) >= variants)
+            return fail(FQ_STATUS_INVALID_VALUE, "FQ_HANDLE_VARIANT: {} is outside the {} variants of this handle "
+                        "(-1: the dispatcher chooses)", changed.variant, variants);
+        *handle = changed;
+        return FQ_STATUS_SUCCESS;
     });
 }
 
