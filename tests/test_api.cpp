@@ -292,3 +292,15 @@ TEST_CASE("FQ_HANDLE_VARIANT: an index past the handle's variants is refused whe
     v = n - 1;
     CHECK(fqHandleSetAttribute(h.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
 }
+
+TEST_CASE("fqGetVariantName: a NULL name is NULL_POINTER, a zero capacity INVALID_VALUE, truncation stays inside") {
+    Handle h;
+    char name[16];
+    std::memset(name, 0x5A, sizeof name);
+    expect_error(fqGetVariantName(h.h, 0, nullptr, 8), FQ_STATUS_NULL_POINTER, "name");
+    expect_error(fqGetVariantName(h.h, 0, name, 0), FQ_STATUS_INVALID_VALUE, "nameCapacity");
+    CHECK(static_cast<unsigned char>(name[0]) == 0x5A);
+    REQUIRE(fqGetVariantName(h.h, 0, name, 5) == FQ_STATUS_SUCCESS);
+    CHECK(std::string(name) == "host");
+    for (size_t i = 5; i < sizeof name; ++i) CHECK(static_cast<unsigned char>(name[i]) == 0x5A);
+}

@@ -347,7 +347,8 @@ FQ_API fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensor
 
 /** The dispatch table: the number of kernel variants registered for this handle's backend. */
 FQ_API fqStatus_t fqGetVariantCount(fqHandle_t handle, int32_t* count);
-/** The description of variant `index` ("name: what it covers"). */
+/** The description of variant `index` ("name: what it covers"), NUL-terminated and truncated to
+ *  `nameCapacity` (which must be at least 1). */
 FQ_API fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name, size_t nameCapacity);
 
 /* ---------------------------------------------------------------------------------------------- */

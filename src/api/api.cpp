@@ -428,7 +428,8 @@ fqStatus_t fqGetVariantCount(fqHandle_t handle, int32_t* count) {
 fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name_out, size_t capacity) {
     return guarded("fqGetVariantName", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
-        if (!name_out || capacity == 0) return fail(FQ_STATUS_NULL_POINTER, "name: NULL or zero-capacity buffer");
+        if (!name_out) return fail(FQ_STATUS_NULL_POINTER, "name: NULL output buffer");
+        if (capacity == 0) return fail(FQ_STATUS_INVALID_VALUE, "nameCapacity: 0 leaves no room for the terminating NUL");
         const auto vs = variants_for(handle->backend, handle->arch);
         if (index < 0 || size_t(index) >= vs.size())
             return fail(FQ_STATUS_INVALID_VALUE, "index: {} is outside [0, {})", index, vs.size());
