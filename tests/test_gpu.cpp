@@ -283,6 +283,42 @@ TEST_CASE("NaN of either sign encodes to the positive NaN code 0x7F on the devic
     }
 }
 
+TEST_CASE("every 16-bit input divided by non-power-of-two static scales encodes as on the host (fp8 DIVIDE rule)") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    Handle host;
+    std::vector<uint16_t> all(65536);
+    for (uint32_t i = 0; i < 65536; ++i) all[i] = uint16_t(i);
+    DeviceBuffer<uint16_t> d_in(all.size());
+    d_in.upload(all);
+    int compared = 0;
+    for (int32_t in_type : {FQ_TYPE_BF16, FQ_TYPE_FP16})
+        for (int32_t out : {FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E5M2})
+            for (float scale : {0.3f, 0.7f, 1.1f, 3.3f, 0.07f, 1e-3f, 123.4f}) {
+                CAPTURE(in_type);
+                CAPTURE(out);
+                CAPTURE(scale);
+                DeviceBuffer<float> d_s(1);
+                d_s.upload({scale});
+                Desc dh, dd;
+                dh.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC).i32(FQ_QUANT_DESC_OUTPUT_TYPE, out)
+                    .ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, &scale);
+                dd.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC).i32(FQ_QUANT_DESC_OUTPUT_TYPE, out)
+                    .ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, d_s.p);
+                Layout li(in_type, 64, 1024, 1024), lo(out, 64, 1024, 1024);
+                std::vector<uint8_t> want(65536);
+                REQUIRE(fqQuantize(host.h, dh.d, li.l, all.data(), lo.l, want.data(), nullptr, 0, nullptr, 0, nullptr) == 0);
+                DeviceBuffer<uint8_t> d_out(65536);
+                CUDA_OK(cudaMemset(d_out.p, 0xAB, 65536));
+                REQUIRE(fqQuantize(gpu.h, dd.d, li.l, d_in.p, lo.l, d_out.p, nullptr, 0, nullptr, 0, nullptr) == 0);
+                const std::vector<uint8_t> got = d_out.download();
+                size_t bad = 0;
+                for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
+                CHECK_MESSAGE(bad == 0, bad, " codes differ");
+                compared += 65536;
+            }
+    MESSAGE(compared, " encodings compared");
+}
+
 int main(int argc, char** argv) {
     int count = 0;
     g_has_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
