@@ -304,3 +304,16 @@ TEST_CASE("fqGetVariantName: a NULL name is NULL_POINTER, a zero capacity INVALI
     CHECK(std::string(name) == "host");
     for (size_t i = 5; i < sizeof name; ++i) CHECK(static_cast<unsigned char>(name[i]) == 0x5A);
 }
+
+TEST_CASE("fqGetWorkspaceSize answers NOT_SUPPORTED, as fqQuerySupport does, for a problem no variant runs") {
+    Handle h;
+    Desc d;
+    d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+    Layout li(FQ_TYPE_BF16, 4, 64, 64), lo(FQ_TYPE_FP8_E4M3FN, 4, 64, 64);
+    size_t ws = 77;
+    expect_error(fqGetWorkspaceSize(h.h, d.d, li.l, lo.l, &ws), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
+    CHECK(ws == 77);
+    Desc ok;
+    CHECK(fqGetWorkspaceSize(h.h, ok.d, li.l, lo.l, &ws) == FQ_STATUS_SUCCESS);
+    CHECK(ws == 0);
+}

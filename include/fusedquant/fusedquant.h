@@ -335,7 +335,8 @@ FQ_API fqStatus_t fqGetScaleBufferSize(fqQuantDesc_t desc, int64_t rows, int64_t
 FQ_API fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, int32_t which,
                                        int32_t info, int64_t* value);
 
-/** Workspace fqQuantize needs for this problem on this handle (0 for every current variant). */
+/** Workspace fqQuantize needs for this problem on this handle (0 for every current variant); the status
+ *  and message fqQuerySupport gives for a problem no variant runs. */
 FQ_API fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t input,
                                      fqTensorLayout_t output, size_t* sizeInBytes);
 

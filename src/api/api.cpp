@@ -398,6 +398,8 @@ fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLay
         if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
         OpConfig c;
         FQ_TRY(configure(handle, desc, in, out, &c));
+        const Variant* v = nullptr;  // a problem no variant runs has no workspace size either
+        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
         *size = 0;
         return FQ_STATUS_SUCCESS;
     });
