@@ -1,0 +1,994 @@
+// The bad-input matrix: every argument of every entry point of fusedquant.h, each wrong in each way
+// (NULL, zero, negative, extreme, overflowing products, misaligned, too small a buffer, unsupported or
+// inconsistent combinations, a wrong, foreign or destroyed object), gives the documented status and a
+// message naming what is wrong; the call changes no object, writes nothing into the caller's outputs when
+// it fails, and never writes outside them (guard bytes on both sides of every output are checked after
+// every call). A last test parses the header and fails when an argument of an entry point has no case.
+#include <algorithm>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fq_test_util.h"
+
+namespace {
+
+constexpr uint8_t kGuard = 0xE7;   // bytes around every output
+constexpr uint8_t kPoison = 0x5A;  // the initial content of every output
+constexpr size_t kGuardBytes = 64;
+
+// A caller's output buffer of `n` bytes, 16-byte aligned, with guard bytes on both sides.
+class Guarded {
+  public:
+    explicit Guarded(size_t n) : n_(n), mem_(n + 2 * kGuardBytes + 16, kGuard) {
+        const auto base = reinterpret_cast<uintptr_t>(mem_.data()) + kGuardBytes;
+        offset_ = size_t((base + 15) / 16 * 16 - reinterpret_cast<uintptr_t>(mem_.data()));
+        std::fill_n(mem_.begin() + std::ptrdiff_t(offset_), n_, kPoison);
+    }
+    uint8_t* p() { return mem_.data() + offset_; }
+    size_t size() const { return n_; }
+    uint8_t at(size_t i) const { return mem_[offset_ + i]; }
+    bool guards_intact() const {
+        for (size_t i = 0; i < mem_.size(); ++i)
+            if ((i < offset_ || i >= offset_ + n_) && mem_[i] != kGuard) return false;
+        return true;
+    }
+    bool untouched_from(size_t first) const {
+        for (size_t i = first; i < n_; ++i)
+            if (at(i) != kPoison) return false;
+        return true;
+    }
+    bool all_zero() const {
+        for (size_t i = 0; i < n_; ++i)
+            if (at(i) != 0) return false;
+        return true;
+    }
+
+  private:
+    size_t n_, offset_ = 0;
+    std::vector<uint8_t> mem_;
+};
+
+// A valid problem (SiLU-and-mul, split gate, per-group 32, bf16 [4, 128] -> e4m3fn [4, 64], 32 bytes of
+// fp32 scales), live objects of every kind, destroyed ones, and guarded outputs for every kind of result.
+constexpr int64_t kRows = 4, kCols = 64, kScaleBytes = 4 * 2 * 4;
+
+struct World {
+    fqHandle_t h = nullptr;
+    fqQuantDesc_t d = nullptr;
+    fqTensorLayout_t in = nullptr, out = nullptr;
+    fqHandle_t dead_h = nullptr;
+    fqQuantDesc_t dead_d = nullptr;
+    fqTensorLayout_t dead_l = nullptr;
+    int wild = 0;  // its address poses as an object that was never created (never dereferenced)
+    std::vector<uint16_t> x = std::vector<uint16_t>(size_t(kRows * 2 * kCols) + 8, 0x3F80);  // 1.0 in bf16
+    float one = 1.0f;
+    Guarded values{size_t(kRows * kCols) + 16}, scales{size_t(kScaleBytes)};
+    Guarded attr{16}, written{sizeof(size_t)}, name{64}, value{sizeof(int64_t)}, count{sizeof(int32_t)};
+    Guarded size{sizeof(size_t)}, obj{sizeof(void*)};
+    std::vector<void*> holds;  // keep freed objects' addresses from being reused by a new object
+
+    World() {
+        REQUIRE(fqCreate(&h, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqQuantDescCreate(&d) == FQ_STATUS_SUCCESS);
+        set(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU);
+        set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+        set(FQ_QUANT_DESC_GROUP_SIZE, 32);
+        REQUIRE(fqTensorLayoutCreate(&in, FQ_TYPE_BF16, kRows, 2 * kCols, 2 * kCols) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqTensorLayoutCreate(&out, FQ_TYPE_FP8_E4M3FN, kRows, kCols, kCols) == FQ_STATUS_SUCCESS);
+        holds.reserve(32);
+        REQUIRE(fqCreate(&dead_h, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqQuantDescCreate(&dead_d) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqTensorLayoutCreate(&dead_l, FQ_TYPE_BF16, 1, 1, 1) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqDestroy(dead_h) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqQuantDescDestroy(dead_d) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqTensorLayoutDestroy(dead_l) == FQ_STATUS_SUCCESS);
+        for (size_t bytes : {size_t(24), size_t(32), size_t(48), size_t(160), size_t(192)})
+            for (int i = 0; i < 4; ++i) holds.push_back(::operator new(bytes));
+    }
+    ~World() {
+        fqTensorLayoutDestroy(out);
+        fqTensorLayoutDestroy(in);
+        fqQuantDescDestroy(d);
+        fqDestroy(h);
+        for (void* p : holds) ::operator delete(p);
+    }
+    World(const World&) = delete;
+    World& operator=(const World&) = delete;
+
+    void set(int32_t attr, int32_t v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
+    // The descriptor's output type and the output layout's together (so only the rule under test breaks).
+    void output_type(int32_t t) { set(FQ_QUANT_DESC_OUTPUT_TYPE, t); set_layout(out, FQ_TENSOR_LAYOUT_TYPE, t); }
+    void setf(int32_t attr, float v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
+    void setp(int32_t attr, const void* v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, sizeof v) == FQ_STATUS_SUCCESS); }
+    void set_layout(fqTensorLayout_t l, int32_t attr, int64_t v) {
+        if (attr == FQ_TENSOR_LAYOUT_TYPE) {
+            const int32_t t = int32_t(v);
+            REQUIRE(fqTensorLayoutSetAttribute(l, attr, &t, 4) == FQ_STATUS_SUCCESS);
+        } else {
+            REQUIRE(fqTensorLayoutSetAttribute(l, attr, &v, 8) == FQ_STATUS_SUCCESS);
+        }
+    }
+
+    // Every attribute of every live object, as bytes: a failing call must leave this unchanged.
+    std::vector<uint8_t> snapshot() const {
+        std::vector<uint8_t> s;
+        auto grab = [&](auto get, int32_t n) {
+            for (int32_t a = 0; a < n; ++a) {
+                uint8_t b[8] = {};
+                size_t w = 0;
+                const fqStatus_t st = get(a, b, &w);
+                s.push_back(uint8_t(st));
+                s.insert(s.end(), b, b + (st == FQ_STATUS_SUCCESS ? w : 0));
+            }
+        };
+        grab([&](int32_t a, uint8_t* b, size_t* w) { return fqHandleGetAttribute(h, a, b, a <= FQ_HANDLE_VARIANT ? 4 : 0, w); }, 6);
+        grab([&](int32_t a, uint8_t* b, size_t* w) {
+            size_t need = 0;
+            fqQuantDescGetAttribute(d, a, nullptr, 0, &need);
+            return fqQuantDescGetAttribute(d, a, b, need, w);
+        }, 31);
+        for (fqTensorLayout_t l : {in, out})
+            grab([&](int32_t a, uint8_t* b, size_t* w) { return fqTensorLayoutGetAttribute(l, a, b, a == 0 ? 4 : 8, w); }, 4);
+        return s;
+    }
+};
+
+// The ways an object argument is wrong.
+enum class Bad { Null, Destroyed, Foreign, Wild };
+const Bad kBadObjects[] = {Bad::Null, Bad::Destroyed, Bad::Foreign, Bad::Wild};
+const char* bad_name(Bad b) {
+    switch (b) {
+        case Bad::Null: return "NULL";
+        case Bad::Destroyed: return "destroyed";
+        case Bad::Foreign: return "an object of another kind";
+        case Bad::Wild: return "a pointer that was never an object";
+    }
+    return "?";
+}
+fqHandle_t bad_handle(World& w, Bad b) {
+    switch (b) {
+        case Bad::Null: return nullptr;
+        case Bad::Destroyed: return w.dead_h;
+        case Bad::Foreign: return reinterpret_cast<fqHandle_t>(w.d);
+        case Bad::Wild: return reinterpret_cast<fqHandle_t>(&w.wild);
+    }
+    return nullptr;
+}
+fqQuantDesc_t bad_desc(World& w, Bad b) {
+    switch (b) {
+        case Bad::Null: return nullptr;
+        case Bad::Destroyed: return w.dead_d;
+        case Bad::Foreign: return reinterpret_cast<fqQuantDesc_t>(w.in);
+        case Bad::Wild: return reinterpret_cast<fqQuantDesc_t>(&w.wild);
+    }
+    return nullptr;
+}
+fqTensorLayout_t bad_layout(World& w, Bad b) {
+    switch (b) {
+        case Bad::Null: return nullptr;
+        case Bad::Destroyed: return w.dead_l;
+        case Bad::Foreign: return reinterpret_cast<fqTensorLayout_t>(w.h);
+        case Bad::Wild: return reinterpret_cast<fqTensorLayout_t>(&w.wild);
+    }
+    return nullptr;
+}
+
+struct Case {
+    std::string fn, arg, how;
+    std::vector<fqStatus_t> want;      // the accepted statuses (more than one only where the build decides)
+    std::string names;                 // what the message must contain (failures)
+    std::function<fqStatus_t(World&)> call;
+    std::function<void(World&)> setup;       // before the snapshot: builds the wrong combination
+    std::function<bool(World&)> after;       // extra check of what was written
+    bool sets_message = true;                // false for fqGetStatusString, which keeps the thread's message
+};
+
+// All arguments of fqQuantize, valid by default; a case spoils one.
+struct QArgs {
+    fqHandle_t h;
+    fqQuantDesc_t d;
+    fqTensorLayout_t in;
+    const void* x;
+    fqTensorLayout_t out;
+    void* y;
+    void* s;
+    size_t sbytes;
+    void* ws;
+    size_t wsbytes;
+    fqStream_t stream;
+};
+QArgs valid_args(World& w) {
+    return QArgs{w.h, w.d, w.in, w.x.data(), w.out, w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr, 0, nullptr};
+}
+fqStatus_t quantize(const QArgs& a) {
+    return fqQuantize(a.h, a.d, a.in, a.x, a.out, a.y, a.s, a.sbytes, a.ws, a.wsbytes, a.stream);
+}
+
+// ---- The attribute tables, as the header documents them ----------------------------------------------
+
+enum class T { I32, I64, F32, Ptr };
+size_t bytes_of(T t) { return t == T::I32 || t == T::F32 ? 4 : (t == T::I64 ? 8 : sizeof(void*)); }
+
+struct AttrSpec {
+    int32_t id;
+    const char* name;
+    T type;
+    int64_t lo, hi;  // accepted integer values
+    bool writable = true;
+};
+
+#define FQ_ATTR(ID, ...) AttrSpec{ID, #ID, __VA_ARGS__}
+const AttrSpec kDesc[] = {
+    FQ_ATTR(FQ_QUANT_DESC_ACTIVATION, T::I32, 0, FQ_ACTIVATION_SWIGLU_OAI),
+    FQ_ATTR(FQ_QUANT_DESC_GATE_LAYOUT, T::I32, 0, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED),
+    FQ_ATTR(FQ_QUANT_DESC_GATE_ORDER, T::I32, 0, FQ_GATE_ORDER_UP_FIRST),
+    FQ_ATTR(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, T::I32, 32, 1 << 20),
+    FQ_ATTR(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, T::I32, 0, FQ_ROUNDING_ROUND_BOTH),
+    FQ_ATTR(FQ_QUANT_DESC_SCHEME, T::I32, 0, FQ_SCHEME_NVFP4),
+    FQ_ATTR(FQ_QUANT_DESC_GROUP_SIZE, T::I32, 1, 1 << 20),
+    FQ_ATTR(FQ_QUANT_DESC_OUTPUT_TYPE, T::I32, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP4_E2M1),
+    FQ_ATTR(FQ_QUANT_DESC_SCALE_TYPE, T::I32, 0, FQ_TYPE_E8M0),
+    FQ_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, T::I32, 0, FQ_SCALE_LAYOUT_PACKED_UE8M0),
+    FQ_ATTR(FQ_QUANT_DESC_SCALE_ROUNDING, T::I32, 0, FQ_SCALE_ROUNDING_POW2_CEIL),
+    FQ_ATTR(FQ_QUANT_DESC_MX_SCALE_RULE, T::I32, 0, FQ_MX_SCALE_RULE_FLOOR),
+    FQ_ATTR(FQ_QUANT_DESC_SCALE_APPLY, T::I32, 0, FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL),
+    FQ_ATTR(FQ_QUANT_DESC_QMAX, T::F32, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_MIN_SCALE, T::F32, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_SWIGLU_ALPHA, T::F32, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_SWIGLU_BETA, T::F32, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_SWIGLU_LIMIT, T::F32, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_STATIC_SCALE_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_SCALE_UB_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_ROW_PROB_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_MOE_LAYOUT, T::I32, 0, FQ_MOE_LAYOUT_MASKED),
+    FQ_ATTR(FQ_QUANT_DESC_MOE_NUM_EXPERTS, T::I32, 0, 1 << 20),
+    FQ_ATTR(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_MOE_COUNTS_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_OUTPUTS, T::I32, 0, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE),
+    FQ_ATTR(FQ_QUANT_DESC_COLUMNWISE_BLOCK, T::I32, 32, 128),
+    FQ_ATTR(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, T::I32, 0, 1),
+    FQ_ATTR(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, T::Ptr, 0, 0),
+};
+const AttrSpec kHandle[] = {
+    FQ_ATTR(FQ_HANDLE_BACKEND, T::I32, 0, 0, false),
+    FQ_ATTR(FQ_HANDLE_DEVICE, T::I32, 0, 0, false),
+    FQ_ATTR(FQ_HANDLE_ARCH, T::I32, 0, 0, false),
+    FQ_ATTR(FQ_HANDLE_SM_COUNT, T::I32, 0, 0, false),
+    FQ_ATTR(FQ_HANDLE_ALLOW_PDL, T::I32, 0, 1),
+    FQ_ATTR(FQ_HANDLE_VARIANT, T::I32, -1, 0),  // the host backend has one variant
+};
+const AttrSpec kLayout[] = {
+    FQ_ATTR(FQ_TENSOR_LAYOUT_TYPE, T::I32, 0, FQ_TYPE_INT32),
+    FQ_ATTR(FQ_TENSOR_LAYOUT_ROWS, T::I64, 0, INT64_MAX),
+    FQ_ATTR(FQ_TENSOR_LAYOUT_COLS, T::I64, 1, INT64_MAX),
+    FQ_ATTR(FQ_TENSOR_LAYOUT_LD, T::I64, 1, INT64_MAX),
+};
+#undef FQ_ATTR
+
+const int32_t kUnknownIds[] = {-1, 1000, INT32_MIN, INT32_MAX};
+
+// Integer values just outside [lo, hi] and at the type's extremes, each outside the range.
+std::vector<int64_t> outside(const AttrSpec& a) {
+    const int64_t tmin = a.type == T::I32 ? INT32_MIN : INT64_MIN, tmax = a.type == T::I32 ? INT32_MAX : INT64_MAX;
+    std::set<int64_t> v;
+    if (a.lo > tmin) { v.insert(a.lo - 1); v.insert(tmin); }
+    if (a.hi < tmax) { v.insert(a.hi + 1); v.insert(tmax); }
+    return {v.begin(), v.end()};
+}
+
+// Float values each float attribute refuses (SPEC: finite; QMAX, MIN_SCALE >= 0; LIMIT > 0 or +inf).
+std::vector<float> refused_floats(int32_t id) {
+    std::vector<float> v = {NAN, -NAN, -INFINITY};
+    if (id != FQ_QUANT_DESC_SWIGLU_LIMIT) v.push_back(INFINITY);
+    if (id == FQ_QUANT_DESC_QMAX || id == FQ_QUANT_DESC_MIN_SCALE) { v.push_back(-1.0f); v.push_back(-FLT_MIN); }
+    if (id == FQ_QUANT_DESC_SWIGLU_LIMIT) { v.push_back(0.0f); v.push_back(-7.0f); }
+    return v;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+std::string strf(float f) { std::ostringstream o; o << f; return o.str(); }
+
+// Wrong-size values of an attribute: 0, one byte short, one byte over, 2 x, SIZE_MAX.
+std::vector<size_t> wrong_sizes(T t) {
+    const size_t n = bytes_of(t);
+    std::set<size_t> v = {0, n - 1, n + 1, 2 * n, SIZE_MAX};
+    if (t == T::Ptr) v.insert(4);
+    return {v.begin(), v.end()};
+}
+
+// ---- The cases ------------------------------------------------------------------------------------
+
+using S = fqStatus_t;
+constexpr S OK = FQ_STATUS_SUCCESS, INVALID = FQ_STATUS_INVALID_VALUE, NULLP = FQ_STATUS_NULL_POINTER,
+            HANDLE = FQ_STATUS_INVALID_HANDLE, UNSUPPORTED = FQ_STATUS_NOT_SUPPORTED, MISALIGNED = FQ_STATUS_MISALIGNED,
+            SMALL = FQ_STATUS_INSUFFICIENT_BUFFER;
+
+struct Cases {
+    std::vector<Case> all;
+    Case& add(std::string fn, std::string arg, std::string how, std::vector<S> want, std::string names,
+              std::function<S(World&)> call) {
+        all.push_back(Case{std::move(fn), std::move(arg), std::move(how), std::move(want), std::move(names), std::move(call)});
+        return all.back();
+    }
+};
+
+void status_and_version_cases(Cases& c) {
+    for (int32_t s : {-1, 12, 100, INT32_MIN, INT32_MAX})
+        c.add("fqGetStatusString", "status", "unknown value " + str(s), {OK}, "", [s](World&) {
+             const char* name = fqGetStatusString(s);
+             return name && std::string(name) == "FQ_STATUS_UNKNOWN" ? OK : FQ_STATUS_INTERNAL_ERROR;
+         }).sets_message = false;
+}
+
+void handle_cases(Cases& c) {
+    c.add("fqCreate", "handle", "NULL", {NULLP}, "handle", [](World&) { return fqCreate(nullptr, FQ_BACKEND_HOST, -1); });
+    for (int32_t b : {-1, 2, 100, INT32_MIN, INT32_MAX})
+        c.add("fqCreate", "backend", str(b), {INVALID}, "backend", [b](World& w) {
+             return fqCreate(reinterpret_cast<fqHandle_t*>(w.obj.p()), b, -1);
+         }).after = [](World& w) { return w.obj.all_zero(); };
+    for (int32_t dev : {-2, 1, 2, INT32_MIN, INT32_MAX})
+        c.add("fqCreate", "device", "host backend, device " + str(dev), {INVALID}, "device", [dev](World& w) {
+             return fqCreate(reinterpret_cast<fqHandle_t*>(w.obj.p()), FQ_BACKEND_HOST, dev);
+         }).after = [](World& w) { return w.obj.all_zero(); };
+    for (int32_t dev : {-2, -100, INT32_MIN})
+        c.add("fqCreate", "device", "CUDA backend, device " + str(dev), {INVALID}, "device", [dev](World& w) {
+             return fqCreate(reinterpret_cast<fqHandle_t*>(w.obj.p()), FQ_BACKEND_CUDA, dev);
+         }).after = [](World& w) { return w.obj.all_zero(); };
+    // No such device: NO_DEVICE without CUDA (or without a GPU), INVALID_VALUE naming the ordinal with one.
+    c.add("fqCreate", "device", "CUDA backend, ordinal INT32_MAX", {INVALID, FQ_STATUS_NO_DEVICE}, "", [](World& w) {
+         return fqCreate(reinterpret_cast<fqHandle_t*>(w.obj.p()), FQ_BACKEND_CUDA, INT32_MAX);
+     }).after = [](World& w) { return w.obj.all_zero(); };
+
+    for (Bad b : kBadObjects) {
+        c.add("fqDestroy", "handle", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "handle",
+              [b](World& w) { return fqDestroy(bad_handle(w, b)); });
+        c.add("fqHandleSetAttribute", "handle", bad_name(b), {HANDLE}, "handle", [b](World& w) {
+            const int32_t v = 1;
+            return fqHandleSetAttribute(bad_handle(w, b), FQ_HANDLE_ALLOW_PDL, &v, 4);
+        });
+        c.add("fqHandleGetAttribute", "handle", bad_name(b), {HANDLE}, "handle", [b](World& w) {
+            return fqHandleGetAttribute(bad_handle(w, b), FQ_HANDLE_BACKEND, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
+        });
+        c.add("fqGetVariantCount", "handle", bad_name(b), {HANDLE}, "handle", [b](World& w) {
+            return fqGetVariantCount(bad_handle(w, b), reinterpret_cast<int32_t*>(w.count.p()));
+        });
+        c.add("fqGetVariantName", "handle", bad_name(b), {HANDLE}, "handle", [b](World& w) {
+            return fqGetVariantName(bad_handle(w, b), 0, reinterpret_cast<char*>(w.name.p()), w.name.size());
+        });
+    }
+    for (int32_t id : kUnknownIds) {
+        c.add("fqHandleSetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            const int32_t v = 0;
+            return fqHandleSetAttribute(w.h, id, &v, 4);
+        });
+        c.add("fqHandleGetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            return fqHandleGetAttribute(w.h, id, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
+        });
+    }
+    c.add("fqHandleSetAttribute", "attr", "unknown id 6 (one past the last)", {INVALID}, "attr", [](World& w) {
+        const int32_t v = 0;
+        return fqHandleSetAttribute(w.h, 6, &v, 4);
+    });
+    for (const AttrSpec& a : kHandle) {
+        const int32_t id = a.id;
+        const std::string n = a.name;
+        if (!a.writable) {
+            c.add("fqHandleSetAttribute", "attr", n + " is read-only", {INVALID}, n, [id](World& w) {
+                const int32_t v = 0;
+                return fqHandleSetAttribute(w.h, id, &v, 4);
+            });
+        } else {
+            c.add("fqHandleSetAttribute", "buf", "NULL for " + n, {NULLP}, "buf",
+                  [id](World& w) { return fqHandleSetAttribute(w.h, id, nullptr, 4); });
+            for (size_t sz : wrong_sizes(a.type))
+                c.add("fqHandleSetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + n, {INVALID}, "sizeInBytes", [id, sz](World& w) {
+                    const int64_t v = 0;
+                    return fqHandleSetAttribute(w.h, id, &v, sz);
+                });
+            for (int64_t v : outside(a))
+                c.add("fqHandleSetAttribute", "buf", n + " = " + str(v), {INVALID}, n, [id, v](World& w) {
+                    const int32_t v32 = int32_t(v);
+                    return fqHandleSetAttribute(w.h, id, &v32, 4);
+                });
+        }
+        c.add("fqHandleGetAttribute", "buf", "NULL with a size for " + n, {NULLP}, "buf", [id](World& w) {
+            return fqHandleGetAttribute(w.h, id, nullptr, 4, reinterpret_cast<size_t*>(w.written.p()));
+        });
+        for (size_t sz : wrong_sizes(a.type))
+            c.add("fqHandleGetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + n, {INVALID}, "sizeInBytes", [id, sz](World& w) {
+                return fqHandleGetAttribute(w.h, id, w.attr.p(), sz, reinterpret_cast<size_t*>(w.written.p()));
+            });
+        c.add("fqHandleGetAttribute", "sizeWritten", "NULL in a size query of " + n, {NULLP}, "sizeWritten",
+              [id](World& w) { return fqHandleGetAttribute(w.h, id, nullptr, 0, nullptr); });
+        c.add("fqHandleGetAttribute", "sizeWritten", "NULL beside a good buffer of " + n + " (allowed)", {OK}, "",
+              [id](World& w) { return fqHandleGetAttribute(w.h, id, w.attr.p(), 4, nullptr); })
+            .after = [](World& w) { return w.attr.untouched_from(4); };
+    }
+    for (int32_t i : {-1, 1, 2, INT32_MIN, INT32_MAX})
+        c.add("fqGetVariantName", "index", str(i), {INVALID}, "index", [i](World& w) {
+            return fqGetVariantName(w.h, i, reinterpret_cast<char*>(w.name.p()), w.name.size());
+        });
+    c.add("fqGetVariantName", "name", "NULL", {NULLP}, "name", [](World& w) { return fqGetVariantName(w.h, 0, nullptr, 64); });
+    c.add("fqGetVariantName", "nameCapacity", "0", {INVALID}, "nameCapacity",
+          [](World& w) { return fqGetVariantName(w.h, 0, reinterpret_cast<char*>(w.name.p()), 0); });
+    for (size_t cap : {size_t(1), size_t(2), size_t(8)})
+        c.add("fqGetVariantName", "nameCapacity", str(int64_t(cap)) + ": truncated inside the buffer", {OK}, "",
+              [cap](World& w) { return fqGetVariantName(w.h, 0, reinterpret_cast<char*>(w.name.p()), cap); })
+            .after = [cap](World& w) {
+                return w.name.at(cap - 1) == 0 && w.name.untouched_from(cap) &&
+                       std::strlen(reinterpret_cast<char*>(w.name.p())) == cap - 1;
+            };
+    c.add("fqGetVariantCount", "count", "NULL", {NULLP}, "count", [](World& w) { return fqGetVariantCount(w.h, nullptr); });
+}
+
+void layout_cases(Cases& c) {
+    auto slot = [](World& w) { return reinterpret_cast<fqTensorLayout_t*>(w.obj.p()); };
+    auto zero = [](World& w) { return w.obj.all_zero(); };
+    c.add("fqTensorLayoutCreate", "layout", "NULL", {NULLP}, "layout",
+          [](World&) { return fqTensorLayoutCreate(nullptr, FQ_TYPE_BF16, 1, 1, 1); });
+    for (int32_t t : {-1, 10, 100, INT32_MIN, INT32_MAX})
+        c.add("fqTensorLayoutCreate", "dtype", str(t), {INVALID}, "dtype",
+              [=](World& w) { return fqTensorLayoutCreate(slot(w), t, 1, 1, 1); }).after = zero;
+    for (int64_t r : {int64_t(-1), INT64_MIN})
+        c.add("fqTensorLayoutCreate", "rows", str(r), {INVALID}, "rows",
+              [=](World& w) { return fqTensorLayoutCreate(slot(w), FQ_TYPE_BF16, r, 8, 8); }).after = zero;
+    for (int64_t k : {int64_t(0), int64_t(-1), INT64_MIN})
+        c.add("fqTensorLayoutCreate", "cols", str(k), {INVALID}, "cols",
+              [=](World& w) { return fqTensorLayoutCreate(slot(w), FQ_TYPE_BF16, 1, k, 8); }).after = zero;
+    for (int64_t ld : {int64_t(7), int64_t(0), int64_t(-1), INT64_MIN})
+        c.add("fqTensorLayoutCreate", "ld", str(ld) + " < cols 8", {INVALID}, "ld",
+              [=](World& w) { return fqTensorLayoutCreate(slot(w), FQ_TYPE_BF16, 1, 8, ld); }).after = zero;
+    c.add("fqTensorLayoutCreate", "ld", "odd for FP4", {INVALID}, "ld",
+          [=](World& w) { return fqTensorLayoutCreate(slot(w), FQ_TYPE_FP4_E2M1, 2, 3, 3); }).after = zero;
+    const struct { int32_t t; int64_t rows, ld; } overflowing[] = {
+        {FQ_TYPE_BF16, INT64_MAX, 2}, {FQ_TYPE_BF16, INT64_MAX / 2 + 1, 1}, {FQ_TYPE_FP32, INT64_MAX / 4 + 1, 1},
+        {FQ_TYPE_FP8_E4M3FN, INT64_MAX, INT64_MAX}, {FQ_TYPE_INT32, 1LL << 31, 1LL << 31}};
+    for (const auto& o : overflowing)
+        c.add("fqTensorLayoutCreate", "rows", "rows " + str(o.rows) + " x ld " + str(o.ld) + " bytes overflow", {INVALID}, "overflow",
+              [o, slot](World& w) { return fqTensorLayoutCreate(slot(w), o.t, o.rows, 1, o.ld); }).after = zero;
+
+    for (Bad b : kBadObjects) {
+        c.add("fqTensorLayoutDestroy", "layout", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "layout",
+              [b](World& w) { return fqTensorLayoutDestroy(bad_layout(w, b)); });
+        c.add("fqTensorLayoutSetAttribute", "layout", bad_name(b), {HANDLE}, "layout", [b](World& w) {
+            const int64_t v = 1;
+            return fqTensorLayoutSetAttribute(bad_layout(w, b), FQ_TENSOR_LAYOUT_ROWS, &v, 8);
+        });
+        c.add("fqTensorLayoutGetAttribute", "layout", bad_name(b), {HANDLE}, "layout", [b](World& w) {
+            return fqTensorLayoutGetAttribute(bad_layout(w, b), FQ_TENSOR_LAYOUT_ROWS, w.attr.p(), 8,
+                                              reinterpret_cast<size_t*>(w.written.p()));
+        });
+    }
+    for (int32_t id : {-1, 4, 1000, INT32_MIN, INT32_MAX}) {
+        c.add("fqTensorLayoutSetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            const int64_t v = 1;
+            return fqTensorLayoutSetAttribute(w.in, id, &v, 8);
+        });
+        c.add("fqTensorLayoutGetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            return fqTensorLayoutGetAttribute(w.in, id, w.attr.p(), 8, reinterpret_cast<size_t*>(w.written.p()));
+        });
+    }
+    for (const AttrSpec& a : kLayout) {
+        const int32_t id = a.id;
+        const size_t n = bytes_of(a.type);
+        const std::string nm = a.name;
+        c.add("fqTensorLayoutSetAttribute", "buf", "NULL for " + nm, {NULLP}, "buf",
+              [=](World& w) { return fqTensorLayoutSetAttribute(w.in, id, nullptr, n); });
+        for (size_t sz : wrong_sizes(a.type))
+            c.add("fqTensorLayoutSetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+                const int64_t v = 1;
+                return fqTensorLayoutSetAttribute(w.in, id, &v, sz);
+            });
+        for (int64_t v : outside(a))
+            c.add("fqTensorLayoutSetAttribute", "buf", nm + " = " + str(v), {INVALID}, nm, [=](World& w) {
+                const int32_t v32 = int32_t(v);
+                return n == 4 ? fqTensorLayoutSetAttribute(w.in, id, &v32, 4) : fqTensorLayoutSetAttribute(w.in, id, &v, 8);
+            });
+        c.add("fqTensorLayoutGetAttribute", "buf", "NULL with a size for " + nm, {NULLP}, "buf", [=](World& w) {
+            return fqTensorLayoutGetAttribute(w.in, id, nullptr, n, reinterpret_cast<size_t*>(w.written.p()));
+        });
+        for (size_t sz : wrong_sizes(a.type))
+            c.add("fqTensorLayoutGetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+                return fqTensorLayoutGetAttribute(w.in, id, w.attr.p(), sz, reinterpret_cast<size_t*>(w.written.p()));
+            });
+        c.add("fqTensorLayoutGetAttribute", "sizeWritten", "NULL in a size query of " + nm, {NULLP}, "sizeWritten",
+              [=](World& w) { return fqTensorLayoutGetAttribute(w.in, id, nullptr, 0, nullptr); });
+        c.add("fqTensorLayoutGetAttribute", "sizeWritten", "NULL beside a good buffer of " + nm + " (allowed)", {OK}, "",
+              [=](World& w) { return fqTensorLayoutGetAttribute(w.in, id, w.attr.p(), n, nullptr); })
+            .after = [n](World& w) { return w.attr.untouched_from(n); };
+    }
+}
+
+void desc_cases(Cases& c) {
+    c.add("fqQuantDescCreate", "desc", "NULL", {NULLP}, "desc", [](World&) { return fqQuantDescCreate(nullptr); });
+    for (Bad b : kBadObjects) {
+        c.add("fqQuantDescDestroy", "desc", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "desc",
+              [b](World& w) { return fqQuantDescDestroy(bad_desc(w, b)); });
+        c.add("fqQuantDescSetAttribute", "desc", bad_name(b), {HANDLE}, "desc", [b](World& w) {
+            const int32_t v = 1;
+            return fqQuantDescSetAttribute(bad_desc(w, b), FQ_QUANT_DESC_ACTIVATION, &v, 4);
+        });
+        c.add("fqQuantDescGetAttribute", "desc", bad_name(b), {HANDLE}, "desc", [b](World& w) {
+            return fqQuantDescGetAttribute(bad_desc(w, b), FQ_QUANT_DESC_ACTIVATION, w.attr.p(), 4,
+                                           reinterpret_cast<size_t*>(w.written.p()));
+        });
+    }
+    for (int32_t id : {-1, 31, 1000, INT32_MIN, INT32_MAX}) {
+        c.add("fqQuantDescSetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            const int32_t v = 0;
+            return fqQuantDescSetAttribute(w.d, id, &v, 4);
+        });
+        c.add("fqQuantDescGetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+            return fqQuantDescGetAttribute(w.d, id, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
+        });
+    }
+    for (const AttrSpec& a : kDesc) {
+        const int32_t id = a.id;
+        const size_t n = bytes_of(a.type);
+        const std::string nm = a.name;
+        c.add("fqQuantDescSetAttribute", "buf", "NULL for " + nm, {NULLP}, "buf",
+              [=](World& w) { return fqQuantDescSetAttribute(w.d, id, nullptr, n); });
+        for (size_t sz : wrong_sizes(a.type))
+            c.add("fqQuantDescSetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+                const uint64_t v = 0;
+                return fqQuantDescSetAttribute(w.d, id, &v, sz);
+            });
+        if (a.type == T::I32)
+            for (int64_t v : outside(a))
+                c.add("fqQuantDescSetAttribute", "buf", nm + " = " + str(v), {INVALID}, nm, [=](World& w) {
+                    const int32_t v32 = int32_t(v);
+                    return fqQuantDescSetAttribute(w.d, id, &v32, 4);
+                });
+        if (a.type == T::F32)
+            for (float f : refused_floats(id))
+                c.add("fqQuantDescSetAttribute", "buf", nm + " = " + strf(f), {INVALID}, nm,
+                      [=](World& w) { return fqQuantDescSetAttribute(w.d, id, &f, 4); });
+        c.add("fqQuantDescGetAttribute", "buf", "NULL with a size for " + nm, {NULLP}, "buf", [=](World& w) {
+            return fqQuantDescGetAttribute(w.d, id, nullptr, n, reinterpret_cast<size_t*>(w.written.p()));
+        });
+        for (size_t sz : wrong_sizes(a.type))
+            c.add("fqQuantDescGetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+                return fqQuantDescGetAttribute(w.d, id, w.attr.p(), sz, reinterpret_cast<size_t*>(w.written.p()));
+            });
+        c.add("fqQuantDescGetAttribute", "sizeWritten", "NULL in a size query of " + nm, {NULLP}, "sizeWritten",
+              [=](World& w) { return fqQuantDescGetAttribute(w.d, id, nullptr, 0, nullptr); });
+        c.add("fqQuantDescGetAttribute", "sizeWritten", "NULL beside a good buffer of " + nm + " (allowed)", {OK}, "",
+              [=](World& w) { return fqQuantDescGetAttribute(w.d, id, w.attr.p(), n, nullptr); })
+            .after = [n](World& w) { return w.attr.untouched_from(n); };
+    }
+}
+
+// Descriptor settings that are each valid alone but no valid problem (INVALID_VALUE), or valid with no
+// implementation (NOT_SUPPORTED), or a pointer the execution needs (NULL_POINTER). `exec` marks those
+// only execution (and the support and workspace queries) can see.
+struct Combo {
+    const char* how;
+    S want;
+    const char* names;
+    std::function<void(World&)> setup;
+    bool exec = false;
+};
+std::vector<Combo> combos() {
+    static float ub = 1.0f;
+    return {
+        {"group size 48", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) { w.set(FQ_QUANT_DESC_GROUP_SIZE, 48); }},
+        {"group size 1", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) { w.set(FQ_QUANT_DESC_GROUP_SIZE, 1); }},
+        {"INT8 values for MXFP8", INVALID, "FQ_QUANT_DESC_OUTPUT_TYPE",
+         [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.output_type(FQ_TYPE_INT8); }},
+        {"FP4 values for PER_GROUP", INVALID, "FQ_QUANT_DESC_OUTPUT_TYPE", [](World& w) { w.output_type(FQ_TYPE_FP4_E2M1); }},
+        {"e8m0 scales without POW2_CEIL", INVALID, "FQ_QUANT_DESC_SCALE_TYPE", [](World& w) { w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0); }},
+        {"e8m0 scales for PER_TENSOR_DYNAMIC", INVALID, "FQ_QUANT_DESC_SCALE_TYPE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL); }},
+        {"bf16 scales", INVALID, "FQ_QUANT_DESC_SCALE_TYPE", [](World& w) { w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_BF16); }},
+        {"fp32 scales for MXFP8", INVALID, "FQ_QUANT_DESC_SCALE_TYPE", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); }},
+        {"e8m0 scales for NVFP4", INVALID, "FQ_QUANT_DESC_SCALE_TYPE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0); }},
+        {"column-major per-tensor scale", INVALID, "FQ_QUANT_DESC_SCALE_LAYOUT", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC); w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_COL_MAJOR); }},
+        {"swizzled fp32 scales", INVALID, "FQ_QUANT_DESC_SCALE_LAYOUT", [](World& w) { w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4); }},
+        {"packed fp32 scales", INVALID, "FQ_QUANT_DESC_SCALE_LAYOUT", [](World& w) { w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_PACKED_UE8M0); }},
+        {"packed e4m3 scales (NVFP4)", INVALID, "FQ_QUANT_DESC_SCALE_LAYOUT", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_PACKED_UE8M0); }},
+        {"scale upper bound with INT8", INVALID, "FQ_QUANT_DESC_SCALE_UB_POINTER",
+         [](World& w) { w.output_type(FQ_TYPE_INT8); w.setp(FQ_QUANT_DESC_SCALE_UB_POINTER, &ub); }},
+        {"qmax above e4m3fn's 448", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) { w.setf(FQ_QUANT_DESC_QMAX, 449.0f); }},
+        {"qmax above INT8's 127", INVALID, "FQ_QUANT_DESC_QMAX",
+         [](World& w) { w.output_type(FQ_TYPE_INT8); w.setf(FQ_QUANT_DESC_QMAX, 128.0f); }},
+        {"qmax FLT_MAX", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) { w.setf(FQ_QUANT_DESC_QMAX, FLT_MAX); }},
+        // Execution-only rules.
+        {"SWIGLU_OAI without a gate", INVALID, "SWIGLU_OAI",
+         [](World& w) { w.set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_NONE); w.set(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SWIGLU_OAI); }, true},
+        {"gate block width 48", INVALID, "FQ_QUANT_DESC_GATE_BLOCK_WIDTH", [](World& w) {
+             w.set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED); w.set(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 48); }, true},
+        {"gate block width 128 does not divide 64 columns", INVALID, "FQ_QUANT_DESC_GATE_BLOCK_WIDTH", [](World& w) {
+             w.set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED); w.set(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 128); }, true},
+        {"no output asked for", INVALID, "FQ_QUANT_DESC_OUTPUTS", [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, 0); }, true},
+        {"PER_TENSOR_STATIC without its scale", NULLP, "FQ_QUANT_DESC_STATIC_SCALE_POINTER",
+         [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC); }, true},
+        {"output type differs from the output layout's", INVALID, "outputLayout",
+         [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
+        // Valid, not implemented in this version.
+        {"BLOCK_2D", UNSUPPORTED, "BLOCK_2D", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); }, true},
+        {"MoE contiguous layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }, true},
+        {"MoE masked layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); }, true},
+        {"columnwise output", UNSUPPORTED, "columnwise", [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE); }, true},
+        {"rowwise and columnwise outputs", UNSUPPORTED, "columnwise",
+         [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE); }, true},
+    };
+}
+
+// Layout settings no valid problem has: (how, names, setup).
+struct LayoutCombo {
+    const char* how;
+    const char* names;
+    std::function<void(World&)> setup;
+};
+std::vector<LayoutCombo> layout_combos() {
+    return {
+        {"FP32 input", "inputLayout", [](World& w) { w.set_layout(w.in, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_FP32); }},
+        {"FP8 input", "inputLayout", [](World& w) { w.set_layout(w.in, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_FP8_E4M3FN); }},
+        {"input width not 2 x output width", "inputLayout", [](World& w) { w.set_layout(w.in, FQ_TENSOR_LAYOUT_COLS, 100); }},
+        {"input ld < cols", "inputLayout", [](World& w) { w.set_layout(w.in, FQ_TENSOR_LAYOUT_LD, 64); }},
+        {"input rows x ld overflow", "inputLayout", [](World& w) {
+             w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX); w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX); }},
+        {"input rows x ld x 2 bytes overflow", "inputLayout", [](World& w) {
+             w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX / 128); w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX / 128); }},
+        {"output rows differ from input rows", "outputLayout", [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 3); }},
+        {"output type INT8 against an e4m3fn descriptor", "outputLayout",
+         [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_INT8); }},
+        {"output ld < cols", "outputLayout", [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_LD, 63); }},
+        {"odd FP4 output row stride", "outputLayout", [](World& w) {
+             w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set_layout(w.out, FQ_TENSOR_LAYOUT_LD, 65); }},
+        {"output cols x 2 overflows the gated input width", "inputLayout", [](World& w) {
+             w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 1); w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, 1);
+             w.set_layout(w.out, FQ_TENSOR_LAYOUT_LD, INT64_MAX / 2 + 2); w.set_layout(w.out, FQ_TENSOR_LAYOUT_COLS, INT64_MAX / 2 + 2); }},
+    };
+}
+
+void query_cases(Cases& c) {
+    // fqGetScaleBufferSize and fqGetScaleBufferInfo share their arguments but for the result.
+    using Query = std::function<S(World&, fqQuantDesc_t, int64_t, int64_t, int32_t)>;
+    const std::pair<const char*, Query> queries[] = {
+        {"fqGetScaleBufferSize", [](World& w, fqQuantDesc_t d, int64_t r, int64_t k, int32_t which) {
+             return fqGetScaleBufferSize(d, r, k, which, reinterpret_cast<size_t*>(w.size.p()));
+         }},
+        {"fqGetScaleBufferInfo", [](World& w, fqQuantDesc_t d, int64_t r, int64_t k, int32_t which) {
+             return fqGetScaleBufferInfo(d, r, k, which, FQ_SCALE_INFO_BYTES, reinterpret_cast<int64_t*>(w.value.p()));
+         }},
+    };
+    for (const auto& [fn, q] : queries) {
+        const Query query = q;
+        for (Bad b : kBadObjects)
+            c.add(fn, "desc", bad_name(b), {HANDLE}, "desc", [=](World& w) { return query(w, bad_desc(w, b), 4, 64, FQ_OUTPUT_ROWWISE); });
+        for (int64_t r : {int64_t(-1), INT64_MIN})
+            c.add(fn, "rows", str(r), {INVALID}, "rows", [=](World& w) { return query(w, w.d, r, 64, FQ_OUTPUT_ROWWISE); });
+        for (int64_t k : {int64_t(0), int64_t(-1), INT64_MIN})
+            c.add(fn, "cols", str(k), {INVALID}, "cols", [=](World& w) { return query(w, w.d, 4, k, FQ_OUTPUT_ROWWISE); });
+        for (int32_t which : {0, 3, -1, 4, INT32_MIN, INT32_MAX})
+            c.add(fn, "which", str(which), {INVALID}, "which", [=](World& w) { return query(w, w.d, 4, 64, which); });
+        c.add(fn, "which", "FQ_OUTPUT_COLUMNWISE (no implementation)", {UNSUPPORTED}, "columnwise",
+              [=](World& w) { return query(w, w.d, 4, 64, FQ_OUTPUT_COLUMNWISE); });
+        const struct { const char* how; int32_t scheme, layout; int64_t rows, cols; } overflowing[] = {
+            {"per-group, INT64_MAX x INT64_MAX", FQ_SCHEME_PER_GROUP, FQ_SCALE_LAYOUT_ROW_MAJOR, INT64_MAX, INT64_MAX},
+            {"per-group, 2^40 x 2^40", FQ_SCHEME_PER_GROUP, FQ_SCALE_LAYOUT_ROW_MAJOR, 1LL << 40, 1LL << 40},
+            {"per-token, INT64_MAX rows", FQ_SCHEME_PER_TOKEN, FQ_SCALE_LAYOUT_COL_MAJOR, INT64_MAX, 1},
+            {"per-token, INT64_MAX / 4 + 1 rows", FQ_SCHEME_PER_TOKEN, FQ_SCALE_LAYOUT_ROW_MAJOR, INT64_MAX / 4 + 1, 1},
+            {"TMA padding of INT64_MAX rows", FQ_SCHEME_PER_GROUP, FQ_SCALE_LAYOUT_COL_MAJOR_TMA, INT64_MAX, 1},
+            {"TMA padding of INT64_MAX - 1 rows", FQ_SCHEME_PER_TOKEN, FQ_SCALE_LAYOUT_COL_MAJOR_TMA, INT64_MAX - 1, 7},
+        };
+        for (const auto& o : overflowing)
+            c.add(fn, "rows", std::string("overflowing scale extents: ") + o.how, {INVALID}, "overflow", [=](World& w) {
+                 return query(w, w.d, o.rows, o.cols, FQ_OUTPUT_ROWWISE);
+             }).setup = [o](World& w) { w.set(FQ_QUANT_DESC_SCHEME, o.scheme); w.set(FQ_QUANT_DESC_SCALE_LAYOUT, o.layout); };
+        c.add(fn, "cols", "overflowing scale extents: swizzled, INT64_MAX columns of MXFP8", {INVALID}, "overflow",
+              [=](World& w) { return query(w, w.d, INT64_MAX / 2, INT64_MAX, FQ_OUTPUT_ROWWISE); })
+            .setup = [](World& w) {
+                w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+                w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4); };
+        for (const Combo& k : combos())
+            if (!k.exec) c.add(fn, "desc", k.how, {k.want}, k.names, [=](World& w) { return query(w, w.d, 4, 64, FQ_OUTPUT_ROWWISE); }).setup = k.setup;
+    }
+    c.add("fqGetScaleBufferSize", "sizeInBytes", "NULL", {NULLP}, "sizeInBytes",
+          [](World& w) { return fqGetScaleBufferSize(w.d, 4, 64, FQ_OUTPUT_ROWWISE, nullptr); });
+    c.add("fqGetScaleBufferInfo", "value", "NULL", {NULLP}, "value",
+          [](World& w) { return fqGetScaleBufferInfo(w.d, 4, 64, FQ_OUTPUT_ROWWISE, FQ_SCALE_INFO_BYTES, nullptr); });
+    for (int32_t info : {-1, 11, 1000, INT32_MIN, INT32_MAX})
+        c.add("fqGetScaleBufferInfo", "info", str(info), {INVALID}, "info", [info](World& w) {
+            return fqGetScaleBufferInfo(w.d, 4, 64, FQ_OUTPUT_ROWWISE, info, reinterpret_cast<int64_t*>(w.value.p()));
+        });
+
+    // fqGetWorkspaceSize and fqQuerySupport: the four objects, then every combination fqQuantize refuses.
+    using Problem = std::function<S(World&, fqHandle_t, fqQuantDesc_t, fqTensorLayout_t, fqTensorLayout_t)>;
+    const std::pair<const char*, Problem> problems[] = {
+        {"fqGetWorkspaceSize", [](World& w, fqHandle_t h, fqQuantDesc_t d, fqTensorLayout_t i, fqTensorLayout_t o) {
+             return fqGetWorkspaceSize(h, d, i, o, reinterpret_cast<size_t*>(w.size.p()));
+         }},
+        {"fqQuerySupport", [](World& w, fqHandle_t h, fqQuantDesc_t d, fqTensorLayout_t i, fqTensorLayout_t o) {
+             return fqQuerySupport(h, d, i, o, reinterpret_cast<char*>(w.name.p()), w.name.size());
+         }},
+    };
+    for (const auto& [fn, p] : problems) {
+        const Problem problem = p;
+        for (Bad b : kBadObjects) {
+            c.add(fn, "handle", bad_name(b), {HANDLE}, "handle", [=](World& w) { return problem(w, bad_handle(w, b), w.d, w.in, w.out); });
+            c.add(fn, "desc", bad_name(b), {HANDLE}, "desc", [=](World& w) { return problem(w, w.h, bad_desc(w, b), w.in, w.out); });
+            c.add(fn, "input", bad_name(b), {HANDLE}, "inputLayout", [=](World& w) { return problem(w, w.h, w.d, bad_layout(w, b), w.out); });
+            c.add(fn, "output", bad_name(b), {HANDLE}, "outputLayout", [=](World& w) { return problem(w, w.h, w.d, w.in, bad_layout(w, b)); });
+        }
+        c.add(fn, "input", "the output layout twice", {INVALID}, "inputLayout", [=](World& w) { return problem(w, w.h, w.d, w.out, w.out); });
+        c.add(fn, "output", "the input layout twice", {INVALID}, "outputLayout", [=](World& w) { return problem(w, w.h, w.d, w.in, w.in); });
+        for (const Combo& k : combos())
+            c.add(fn, "desc", k.how, {k.want}, k.names, [=](World& w) { return problem(w, w.h, w.d, w.in, w.out); }).setup = k.setup;
+        for (const LayoutCombo& k : layout_combos())
+            c.add(fn, std::string(k.names) == "inputLayout" ? "input" : "output", k.how, {INVALID}, k.names,
+                  [=](World& w) { return problem(w, w.h, w.d, w.in, w.out); }).setup = k.setup;
+    }
+    c.add("fqGetWorkspaceSize", "sizeInBytes", "NULL", {NULLP}, "sizeInBytes",
+          [](World& w) { return fqGetWorkspaceSize(w.h, w.d, w.in, w.out, nullptr); });
+    c.add("fqQuerySupport", "variantName", "NULL (allowed)", {OK}, "",
+          [](World& w) { return fqQuerySupport(w.h, w.d, w.in, w.out, nullptr, 64); });
+    c.add("fqQuerySupport", "nameCapacity", "0: nothing written", {OK}, "",
+          [](World& w) { return fqQuerySupport(w.h, w.d, w.in, w.out, reinterpret_cast<char*>(w.name.p()), 0); })
+        .after = [](World& w) { return w.name.untouched_from(0); };
+    for (size_t cap : {size_t(1), size_t(5), size_t(9)})
+        c.add("fqQuerySupport", "nameCapacity", str(int64_t(cap)) + ": truncated inside the buffer", {OK}, "",
+              [cap](World& w) { return fqQuerySupport(w.h, w.d, w.in, w.out, reinterpret_cast<char*>(w.name.p()), cap); })
+            .after = [cap](World& w) {
+                return std::strlen(reinterpret_cast<char*>(w.name.p())) == cap - 1 && w.name.untouched_from(cap);
+            };
+    c.add("fqQuerySupport", "handle", "pinned variant refuses the problem", {UNSUPPORTED}, "FQ_HANDLE_VARIANT",
+          [](World& w) { return fqQuerySupport(w.h, w.d, w.in, w.out, reinterpret_cast<char*>(w.name.p()), w.name.size()); })
+        .setup = [](World& w) {
+            const int32_t v = 0;
+            REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+            w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+        };
+}
+
+void quantize_cases(Cases& c) {
+    // `spoil` changes the arguments; `setup` (run before the snapshot) changes the descriptor or layouts.
+    using Spoil = std::function<void(World&, QArgs&)>;
+    using Setup = std::function<void(World&)>;
+    auto q = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil,
+                  Setup setup = nullptr) {
+        c.add("fqQuantize", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
+             QArgs a = valid_args(w);
+             spoil(w, a);
+             return quantize(a);
+         }).setup = std::move(setup);
+    };
+    const Spoil none = [](World&, QArgs&) {};
+    q("handle", "valid problem (control)", {OK}, "", none);
+    for (Bad b : kBadObjects) {
+        q("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, QArgs& a) { a.h = bad_handle(w, b); });
+        q("desc", bad_name(b), {HANDLE}, "desc", [b](World& w, QArgs& a) { a.d = bad_desc(w, b); });
+        q("inputLayout", bad_name(b), {HANDLE}, "inputLayout", [b](World& w, QArgs& a) { a.in = bad_layout(w, b); });
+        q("outputLayout", bad_name(b), {HANDLE}, "outputLayout", [b](World& w, QArgs& a) { a.out = bad_layout(w, b); });
+    }
+    q("inputLayout", "the output layout", {INVALID}, "inputLayout", [](World& w, QArgs& a) { a.in = w.out; });
+    q("outputLayout", "the input layout", {INVALID}, "outputLayout", [](World& w, QArgs& a) { a.out = w.in; });
+    q("input", "NULL", {NULLP}, "input:", [](World&, QArgs& a) { a.x = nullptr; });
+    q("input", "odd address", {MISALIGNED}, "input:", [](World&, QArgs& a) { a.x = static_cast<const uint8_t*>(a.x) + 1; });
+    q("input", "2-byte aligned, not 16 (allowed)", {OK}, "", [](World&, QArgs& a) { a.x = static_cast<const uint16_t*>(a.x) + 1; });
+    q("output", "NULL", {NULLP}, "output:", [](World&, QArgs& a) { a.y = nullptr; });
+    q("output", "odd address (bytes: allowed)", {OK}, "", [](World&, QArgs& a) { a.y = static_cast<uint8_t*>(a.y) + 1; });
+    q("scales", "NULL", {NULLP}, "scales", [](World&, QArgs& a) { a.s = nullptr; });
+    // Misaligned by 1-3 bytes: refused before anything is written (a write would also hit the guard).
+    for (size_t off : {size_t(1), size_t(2), size_t(3)})
+        q("scales", "fp32 scales at +" + str(int64_t(off)), {MISALIGNED}, "scales",
+          [off](World&, QArgs& a) { a.s = static_cast<uint8_t*>(a.s) + off; });
+    q("scales", "E8M0 scales at an odd address (bytes: allowed)", {OK}, "", [](World&, QArgs& a) {
+        a.s = static_cast<uint8_t*>(a.s) + 1;
+        a.sbytes = 8;
+    }, [](World& w) {
+        w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+        w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL);
+    });
+    for (size_t n : {size_t(0), size_t(1), size_t(kScaleBytes - 1), size_t(kScaleBytes / 2)})
+        q("scalesSizeInBytes", str(int64_t(n)) + " bytes, " + str(kScaleBytes) + " needed", {SMALL}, "scalesSizeInBytes",
+          [n](World&, QArgs& a) { a.sbytes = n; });
+    q("scalesSizeInBytes", "SIZE_MAX (more than needed: allowed)", {OK}, "", [](World&, QArgs& a) { a.sbytes = SIZE_MAX; });
+    const Setup tma3 = [](World& w) {  // 3 rows of column-major TMA scales pad to 4: 32 bytes, not 24
+        w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_COL_MAJOR_TMA);
+        w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, 3);
+        w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 3);
+    };
+    q("scalesSizeInBytes", "exactly the TMA-padded size (control)", {OK}, "", none, tma3);
+    q("scalesSizeInBytes", "the unpadded size of TMA scales", {SMALL}, "scalesSizeInBytes",
+      [](World&, QArgs& a) { a.sbytes = 3 * 2 * 4; }, tma3);
+    q("workspace", "non-NULL with no variant needing any (allowed)", {OK}, "", [](World& w, QArgs& a) { a.ws = w.attr.p(); a.wsbytes = 16; });
+    q("workspaceSizeInBytes", "SIZE_MAX with a NULL workspace (ignored: none needed)", {OK}, "", [](World&, QArgs& a) { a.wsbytes = SIZE_MAX; });
+    q("stream", "any value on the host backend (ignored: synchronous)", {OK}, "",
+      [](World& w, QArgs& a) { a.stream = reinterpret_cast<fqStream_t>(&w.wild); });
+    const Setup zero_rows = [](World& w) {
+        w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, 0);
+        w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 0);
+    };
+    q("input", "NULL with zero rows (allowed: nothing is read)", {OK}, "", [](World&, QArgs& a) { a.x = nullptr; a.y = nullptr; }, zero_rows);
+    q("scales", "NULL with zero rows of per-tensor dynamic (its one scale is still written)", {NULLP}, "scales",
+      [](World&, QArgs& a) { a.s = nullptr; }, [zero_rows](World& w) {
+          zero_rows(w);
+          w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC);
+      });
+    // Misaligned float pointers in the descriptor.
+    for (int32_t attr : {FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER}) {
+        const std::string nm = attr == FQ_QUANT_DESC_ROW_PROB_POINTER ? "FQ_QUANT_DESC_ROW_PROB_POINTER" : "FQ_QUANT_DESC_SCALE_UB_POINTER";
+        q("desc", "odd " + nm, {MISALIGNED}, nm, none,
+          [attr](World& w) { w.setp(attr, reinterpret_cast<const uint8_t*>(w.x.data()) + 1); });
+    }
+    q("desc", "odd FQ_QUANT_DESC_STATIC_SCALE_POINTER", {MISALIGNED}, "FQ_QUANT_DESC_STATIC_SCALE_POINTER", none, [](World& w) {
+        w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC);
+        w.setp(FQ_QUANT_DESC_STATIC_SCALE_POINTER, reinterpret_cast<const uint8_t*>(w.x.data()) + 1);
+    });
+    q("handle", "pinned variant refuses the problem", {UNSUPPORTED}, "FQ_HANDLE_VARIANT", none, [](World& w) {
+        const int32_t v = 0;
+        REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+        w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
+    });
+    for (const Combo& k : combos()) q("desc", k.how, {k.want}, k.names, none, k.setup);
+    for (const LayoutCombo& k : layout_combos()) q(k.names, k.how, {INVALID}, k.names, none, k.setup);
+}
+
+const std::vector<Case>& all_cases() {
+    static const std::vector<Case> cases = [] {
+        Cases c;
+        status_and_version_cases(c);
+        handle_cases(c);
+        layout_cases(c);
+        desc_cases(c);
+        query_cases(c);
+        quantize_cases(c);
+        return c.all;
+    }();
+    return cases;
+}
+
+// Runs one case in a fresh world and checks the status, the message, the guards, the untouched outputs
+// and objects of a failure, and the case's own check.
+void run_case(const Case& k) {
+    World w;
+    if (k.setup) k.setup(w);
+    const std::vector<uint8_t> before = w.snapshot();
+    const fqStatus_t got = k.call(w);
+    const std::string message = fqGetLastErrorMessage();
+    const std::string line = k.fn + "(" + k.arg + "): " + k.how + " -> " + fqGetStatusString(got) + " \"" + message + "\"";
+    INFO(line);
+    CHECK(std::find(k.want.begin(), k.want.end(), got) != k.want.end());
+    if (k.sets_message) {
+        if (got == FQ_STATUS_SUCCESS) {
+            CHECK(message.empty());
+        } else {
+            CHECK(!message.empty());
+            CHECK(message.find(k.names) != std::string::npos);
+        }
+    }
+    for (const Guarded* g : {&w.values, &w.scales, &w.attr, &w.written, &w.name, &w.value, &w.count, &w.size, &w.obj})
+        CHECK(g->guards_intact());
+    if (got != FQ_STATUS_SUCCESS) {
+        // A failing call writes none of the caller's outputs (fqQuerySupport clears its name first, the
+        // create functions set their object to NULL, the get functions report the size they take).
+        CHECK(w.values.untouched_from(0));
+        CHECK(w.scales.untouched_from(0));
+        CHECK(w.attr.untouched_from(0));
+        CHECK(w.value.untouched_from(0));
+        CHECK(w.count.untouched_from(0));
+        CHECK(w.size.untouched_from(0));
+        CHECK(w.name.untouched_from(1));
+        CHECK((w.obj.untouched_from(0) || w.obj.all_zero()));
+        CHECK(w.snapshot() == before);  // no object changed
+    }
+    if (k.after) CHECK(k.after(w));
+    if (got == FQ_STATUS_SUCCESS && k.fn == "fqCreate") fqDestroy(*reinterpret_cast<fqHandle_t*>(w.obj.p()));
+    if (got == FQ_STATUS_SUCCESS && k.fn == "fqTensorLayoutCreate")
+        fqTensorLayoutDestroy(*reinterpret_cast<fqTensorLayout_t*>(w.obj.p()));
+}
+
+size_t run_function(const char* fn) {
+    size_t n = 0;
+    for (const Case& k : all_cases())
+        if (k.fn == fn) {
+            run_case(k);
+            ++n;
+        }
+    return n;
+}
+
+// The header's entry points and their parameter names, parsed from the installed text.
+std::map<std::string, std::vector<std::string>> header_entry_points() {
+    std::ifstream f(FQ_PUBLIC_HEADER);
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string raw = ss.str();
+    std::string text;  // comments removed
+    for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw.compare(i, 2, "/*") == 0) {
+            const size_t e = raw.find("*/", i + 2);
+            i = e == std::string::npos ? raw.size() : e + 1;
+            text += ' ';
+        } else if (raw.compare(i, 2, "//") == 0) {
+            const size_t e = raw.find('\n', i);
+            i = e == std::string::npos ? raw.size() : e - 1;
+        } else {
+            text += raw[i];
+        }
+    }
+    std::map<std::string, std::vector<std::string>> out;
+    const std::regex fn(R"(FQ_API\s+[\w\s\*]+?\b(fq\w+)\s*\(([^)]*)\))");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), fn); it != std::sregex_iterator(); ++it) {
+        std::vector<std::string> params;
+        std::stringstream ps((*it)[2].str());
+        std::string p;
+        while (std::getline(ps, p, ',')) {
+            std::smatch m;
+            if (std::regex_search(p, m, std::regex(R"((\w+)\s*$)")) && m[1] != "void") params.push_back(m[1]);
+        }
+        out[(*it)[1]] = params;
+    }
+    return out;
+}
+
+}  // namespace
+
+#define FQ_BAD_INPUT_TEST(FN)                                                \
+    TEST_CASE("bad input: " #FN) {                                           \
+        const size_t n = run_function(#FN);                                  \
+        MESSAGE(#FN ": ", n, " bad-input cases");                            \
+        CHECK(n > 0);                                                        \
+    }
+
+FQ_BAD_INPUT_TEST(fqGetStatusString)
+FQ_BAD_INPUT_TEST(fqCreate)
+FQ_BAD_INPUT_TEST(fqDestroy)
+FQ_BAD_INPUT_TEST(fqHandleSetAttribute)
+FQ_BAD_INPUT_TEST(fqHandleGetAttribute)
+FQ_BAD_INPUT_TEST(fqTensorLayoutCreate)
+FQ_BAD_INPUT_TEST(fqTensorLayoutDestroy)
+FQ_BAD_INPUT_TEST(fqTensorLayoutSetAttribute)
+FQ_BAD_INPUT_TEST(fqTensorLayoutGetAttribute)
+FQ_BAD_INPUT_TEST(fqQuantDescCreate)
+FQ_BAD_INPUT_TEST(fqQuantDescDestroy)
+FQ_BAD_INPUT_TEST(fqQuantDescSetAttribute)
+FQ_BAD_INPUT_TEST(fqQuantDescGetAttribute)
+FQ_BAD_INPUT_TEST(fqGetScaleBufferSize)
+FQ_BAD_INPUT_TEST(fqGetScaleBufferInfo)
+FQ_BAD_INPUT_TEST(fqGetWorkspaceSize)
+FQ_BAD_INPUT_TEST(fqQuerySupport)
+FQ_BAD_INPUT_TEST(fqGetVariantCount)
+FQ_BAD_INPUT_TEST(fqGetVariantName)
+FQ_BAD_INPUT_TEST(fqQuantize)
+
+TEST_CASE("bad input: the matrix covers every argument of every entry point of the header") {
+    const auto entry_points = header_entry_points();
+    REQUIRE(entry_points.size() >= 20);
+    std::map<std::string, std::set<std::string>> covered;
+    std::map<std::string, size_t> per_function;
+    for (const Case& k : all_cases()) {
+        covered[k.fn].insert(k.arg);
+        ++per_function[k.fn];
+        CHECK_MESSAGE(entry_points.count(k.fn) == 1, k.fn, " is not an entry point of the header");
+    }
+    for (const auto& [fn, params] : entry_points)
+        for (const std::string& p : params)
+            CHECK_MESSAGE(covered[fn].count(p) == 1, fn, "(", p, ") has no bad-input case");
+    std::string summary;
+    for (const auto& [fn, n] : per_function) summary += "\n  " + fn + ": " + std::to_string(n);
+    MESSAGE("bad-input matrix: ", all_cases().size(), " cases over ", per_function.size(), " entry points", summary);
+}
