@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <random>
 #include <string>
 #include <vector>
@@ -191,7 +193,9 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         std::vector<int32_t> v(xs);
         return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
     };
-    for (int i = 0; i < 400; ++i) {
+    const char* n_env = std::getenv("FQ_GPU_TEST_RANDOM_CASES");
+    const int n_random = n_env ? std::atoi(n_env) : 400;
+    for (int i = 0; i < n_random; ++i) {
         Case c;
         c.act = one({0, 1, 2, 3, 4, 5, 6});
         c.gate = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({1, 2, 3}) : one({0, 1, 2, 3});
@@ -317,6 +321,123 @@ TEST_CASE("every 16-bit input divided by non-power-of-two static scales encodes 
                 compared += 65536;
             }
     MESSAGE(compared, " encodings compared");
+}
+
+namespace {
+// Host result of silu-gated per-group quantization of `input` (rows x 2h bf16) under `configure_desc`.
+struct Expected {
+    std::vector<uint8_t> out, scales;
+};
+Expected host_result(const std::vector<uint16_t>& input, int64_t rows, int64_t h, int32_t scheme, const float* static_scale) {
+    Desc d;
+    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT)
+        .i32(FQ_QUANT_DESC_SCHEME, scheme);
+    if (scheme == FQ_SCHEME_PER_TENSOR_STATIC) d.ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale);
+    HostRun r(d, input, rows, 2 * h, 2 * h, h);
+    REQUIRE(r.status == FQ_STATUS_SUCCESS);
+    return {r.out, r.scales};
+}
+
+std::vector<uint16_t> random_bf16(std::mt19937& rng, size_t n) {
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) x = fq::float_to_bf16(normal(rng));
+    return v;
+}
+}  // namespace
+
+TEST_CASE("a captured CUDA graph replays with new data and a new static scale at the same addresses") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    const int64_t rows = 37, h = 1024;
+    std::mt19937 rng(5);
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (int32_t scheme : {FQ_SCHEME_PER_GROUP, FQ_SCHEME_PER_TENSOR_DYNAMIC, FQ_SCHEME_PER_TENSOR_STATIC, FQ_SCHEME_PER_TOKEN}) {
+        CAPTURE(scheme);
+        DeviceBuffer<uint16_t> in(size_t(rows * 2 * h));
+        DeviceBuffer<float> d_scale(1);
+        Desc d;
+        d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT)
+            .i32(FQ_QUANT_DESC_SCHEME, scheme).ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, d_scale.p);
+        const size_t sbytes = scale_bytes(d, rows, h);
+        DeviceBuffer<uint8_t> out(size_t(rows * h)), sc(std::max<size_t>(sbytes, 4));
+        Layout li(FQ_TYPE_BF16, rows, 2 * h, 2 * h), lo(FQ_TYPE_FP8_E4M3FN, rows, h, h);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        const fqStatus_t st = fqQuantize(gpu.h, d.d, li.l, in.p, lo.l, out.p, sc.p, sbytes, nullptr, 0,
+                                         reinterpret_cast<fqStream_t>(stream));
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int replay = 0; replay < 3; ++replay) {
+            const std::vector<uint16_t> x = random_bf16(rng, size_t(rows * 2 * h));
+            const float s = 0.01f * float(replay + 1);
+            in.upload(x);
+            d_scale.upload({s});
+            CUDA_OK(cudaMemset(out.p, 0xAB, out.n));
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            CUDA_OK(cudaStreamSynchronize(stream));
+            const Expected want = host_result(x, rows, h, scheme, &s);
+            CHECK(out.download() == want.out);
+            std::vector<uint8_t> got_scales = sc.download();
+            got_scales.resize(want.scales.size());
+            CHECK(got_scales == want.scales);
+        }
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+    }
+    cudaStreamDestroy(stream);
+}
+
+TEST_CASE("one handle used from several host threads on their own streams gives the host's bytes, run after run") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    const int64_t rows = 64, h = 2048;
+    constexpr int kThreads = 4, kRuns = 5;
+    std::vector<std::vector<uint16_t>> inputs;
+    std::vector<Expected> wants;
+    std::mt19937 rng(9);
+    for (int t = 0; t < kThreads; ++t) {
+        inputs.push_back(random_bf16(rng, size_t(rows * 2 * h)));
+        wants.push_back(host_result(inputs.back(), rows, h, FQ_SCHEME_PER_GROUP, nullptr));
+    }
+    Desc d;  // shared, read-only while the threads run
+    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    const size_t sbytes = scale_bytes(d, rows, h);
+    std::vector<int> failures(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            cudaStream_t stream;
+            cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+            uint16_t* in;
+            uint8_t *out, *sc;
+            cudaMalloc(&in, inputs[t].size() * 2);
+            cudaMalloc(&out, size_t(rows * h));
+            cudaMalloc(&sc, sbytes);
+            cudaMemcpy(in, inputs[t].data(), inputs[t].size() * 2, cudaMemcpyHostToDevice);
+            fqTensorLayout_t li, lo;
+            fqTensorLayoutCreate(&li, FQ_TYPE_BF16, rows, 2 * h, 2 * h);
+            fqTensorLayoutCreate(&lo, FQ_TYPE_FP8_E4M3FN, rows, h, h);
+            std::vector<uint8_t> got(size_t(rows * h)), got_s(sbytes);
+            for (int r = 0; r < kRuns; ++r) {
+                cudaMemsetAsync(out, 0xAB, size_t(rows * h), stream);
+                if (fqQuantize(gpu.h, d.d, li, in, lo, out, sc, sbytes, nullptr, 0, reinterpret_cast<fqStream_t>(stream)) != 0)
+                    ++failures[t];
+                cudaMemcpyAsync(got.data(), out, got.size(), cudaMemcpyDeviceToHost, stream);
+                cudaMemcpyAsync(got_s.data(), sc, sbytes, cudaMemcpyDeviceToHost, stream);
+                cudaStreamSynchronize(stream);
+                if (got != wants[t].out || got_s != wants[t].scales) ++failures[t];
+            }
+            fqTensorLayoutDestroy(li);
+            fqTensorLayoutDestroy(lo);
+            cudaFree(in);
+            cudaFree(out);
+            cudaFree(sc);
+            cudaStreamDestroy(stream);
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) CHECK_MESSAGE(failures[t] == 0, "thread ", t);
 }
 
 int main(int argc, char** argv) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|python|bench|torch|test,bench]       (default all)
+#   tools/gpu-check.sh [all|test|sanitize|python|bench|torch|test,bench]       (default all)
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -23,6 +23,17 @@ if has test; then
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
   tail -15 "$out/ctest.log"
   ./build-gpu/tests/fq_gpu_tests -s=false 2>&1 | tail -8 | tee "$out/gpu-tests.log"
+fi
+
+if has sanitize; then
+  echo "== compute-sanitizer: every variant of the random matrix (smaller), graphs and threads, under each tool"
+  for tool in memcheck racecheck initcheck synccheck; do
+    FQ_GPU_TEST_RANDOM_CASES=24 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+      ./build-gpu/tests/fq_gpu_tests -tce="*2^31*,*every 16-bit*" >"$out/sanitizer-$tool.log" 2>&1
+    rc=$?
+    echo "$tool: rc=$rc  $(grep -E 'ERROR SUMMARY|test cases:' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+    ((rc == 0)) || status=1
+  done
 fi
 
 if has python; then
