@@ -32,6 +32,7 @@ struct OpConfig {
     QuantParams quant;
     const float* static_scale = nullptr;
     const float* scale_ub = nullptr;
+    const float* global_amax = nullptr;  // NVFP4 (SPEC §3.3); NULL: the amax of the whole tensor's y
     ScaleGeometry scales;  // rowwise scale buffer
 
     // MoE and columnwise outputs (SPEC §5; executed by later versions).

@@ -14,6 +14,7 @@ struct QuantParams {
     float min_scale = 0.0f;       // floor of every scale
     bool pow2_ceil = false;       // POW2_CEIL scale rounding
     bool reciprocal = false;      // MULTIPLY_RECIPROCAL instead of DIVIDE
+    bool mx_floor = false;        // MXFP8/MXFP4: the FLOOR E8M0 rule (OCP MX v1.0) instead of RCEIL
 };
 
 // By value: namespace-scope constants of class type are not visible in device code.
@@ -57,5 +58,65 @@ FQ_HD uint8_t quantize_value(float y, float s, float inv_s, const QuantParams& p
 
 // The byte of an E8M0 scale holding a power of two s in [2^-126, 2^127] (POW2_CEIL guarantees it).
 FQ_HD uint8_t e8m0_of_pow2(float s) { return uint8_t((float_bits(s) >> 23) & 0xFF); }
+
+// ------------------------------------------------------------------------------------------------
+// Microscaling (SPEC §3.3). Amax follows §3.2 (fmaxf: NaN elements ignored), so a block's amax is never
+// NaN; the NaN branches below only make each function total.
+// ------------------------------------------------------------------------------------------------
+
+// RCEIL: e8m0_roundup(v) = biased exponent of v, +1 if its mantissa is non-zero. NaN -> 0xFF, +Inf ->
+// 0xFE, 0 -> 0x00; subnormals <= 2^-127 -> 0x00 (2^-127), larger subnormals round up to 2^-126 (0x01);
+// saturates at 0xFE (2^127).
+FQ_HD uint8_t e8m0_roundup(float v) {
+    const uint32_t u = float_bits(v) & 0x7FFFFFFFu;
+    if (u > 0x7F800000u) return 0xFF;
+    const uint32_t e = u >> 23, man = u & 0x7FFFFFu;
+    if (e == 0) return man <= 0x400000u ? 0x00 : 0x01;  // 0x400000 is 2^-127
+    const uint32_t r = e + (man != 0 ? 1u : 0u);
+    return uint8_t(r > 0xFEu ? 0xFEu : r);  // +Inf (e = 255) and overflow saturate
+}
+
+// FLOOR: e = clamp(floor(log2 amax) - emax_elem + 127, 0, 254); amax = 0 (and any fp32 subnormal, whose
+// floor(log2) is below -126) -> 0; +Inf -> 254. NaN -> 0xFF as under RCEIL.
+FQ_HD uint8_t e8m0_floor(float amax, int emax_elem) {
+    const uint32_t u = float_bits(amax) & 0x7FFFFFFFu;
+    if (u > 0x7F800000u) return 0xFF;
+    if (u == 0x7F800000u) return 0xFE;
+    const int e = int(u >> 23);  // floor(log2 amax) + 127 for normal amax
+    if (e == 0) return 0x00;
+    const int r = e - emax_elem;
+    return uint8_t(r < 0 ? 0 : (r > 254 ? 254 : r));
+}
+
+// emax_elem of OCP MX v1.0: the exponent of the element type's largest power of two.
+FQ_HD int mx_emax_elem(DType t) { return t == DType::E5M2 ? 15 : (t == DType::E2M1 ? 2 : 8); }
+
+// The E8M0 scale byte of an MXFP8/MXFP4 block of amax `amax` under the descriptor's rule.
+FQ_HD uint8_t mx_scale(float amax, const QuantParams& p) {
+    return p.mx_floor ? e8m0_floor(amax, mx_emax_elem(p.out)) : e8m0_roundup(amax / p.qmax);
+}
+
+// The element multiplier 2^(127-e), exact (the reciprocal of the power of two 2^(e-127)); NaN for 0xFF.
+FQ_HD float e8m0_reciprocal(uint8_t e) { return e == 0xFF ? bits_float(0x7FC00000u) : exp2i(127 - int(e)); }
+
+// NVFP4 tensor scale S_enc = 2688 / global_amax (448 * 6). It is 1 when global_amax is 0 or the quotient is
+// not finite (SPEC); it is also 1 when the quotient is 0 (global_amax = +Inf) or negative (a negative
+// "amax" from the caller): one rule, "1 unless the quotient is a positive finite float", which keeps every
+// block scale non-negative and finite (SPEC §1: the E4M3 block scale has sign bit 0).
+FQ_HD float nvfp4_encode_scale(float global_amax) {
+    const float q = 2688.0f / global_amax;
+    return (q > 0.0f && q <= 3.402823466e38f) ? q : 1.0f;
+}
+
+// S_blk = e4m3_satfinite_rne(block_amax * (S_enc / 6)), the stored E4M3 byte.
+FQ_HD uint8_t nvfp4_block_scale(float block_amax, float s_enc) {
+    return encode_minifloat(minifloat_of(DType::E4M3FN), block_amax * (s_enc / 6.0f));
+}
+
+// m = 1 / (float(S_blk) * (1 / S_enc)), 0 if S_blk is 0; elements are q_i = e2m1_satfinite_rne(y_i * m).
+FQ_HD float nvfp4_multiplier(uint8_t s_blk, float s_enc) {
+    const float sb = decode_minifloat(minifloat_of(DType::E4M3FN), s_blk);
+    return sb == 0.0f ? 0.0f : 1.0f / (sb * (1.0f / s_enc));
+}
 
 }  // namespace fq
