@@ -466,7 +466,7 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
         const std::pair<const char*, const void*> fp32_ptrs[] = {
             {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
-            {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}};
+            {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax}};
         for (const auto& [arg, p] : fp32_ptrs)
             if (reinterpret_cast<uintptr_t>(p) & 3u)
                 return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned (fp32)", arg, p);
@@ -475,7 +475,8 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             const std::pair<const char*, const void*> ptrs[] = {
                 {"input", c.rows ? input : nullptr}, {"output", c.rows ? output : nullptr},
                 {"scales", c.scales.bytes ? scales : nullptr}, {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale},
-                {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub}, {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}};
+                {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub}, {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob},
+                {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax}};
             for (const auto& [arg, p] : ptrs)
                 if (p && !cuda_pointer_is_device(p))
                     return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,

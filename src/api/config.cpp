@@ -70,6 +70,37 @@ int64_t element_bytes(int32_t dtype, int64_t elements) {
     }
 }
 
+bool is_microscaling(Scheme s) { return s == Scheme::Mxfp8 || s == Scheme::Mxfp4 || s == Scheme::Nvfp4; }
+
+// Attributes that belong to some schemes only (SPEC §3.3, §6). The microscaling schemes fix their block
+// (32, or 16 for NVFP4; FQ_QUANT_DESC_GROUP_SIZE is PER_GROUP's) and their scale rule, so the fp32-scale
+// knobs would be silently ignored there: refused instead. SCALE_APPLY is accepted and has no effect (an E8M0
+// scale is a power of two, and NVFP4 multiplies by SPEC's m).
+fqStatus_t check_microscaling(const fqQuantDescOpaque& d, Scheme scheme) {
+    const bool mx = scheme == Scheme::Mxfp8 || scheme == Scheme::Mxfp4;
+    if (d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR && !mx)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MX_SCALE_RULE: FLOOR is a rule of the MXFP8/MXFP4 E8M0 "
+                    "scales, not of scheme {}", name(scheme));
+    if (d.global_amax && scheme != Scheme::Nvfp4)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER: a global amax belongs to NVFP4, not "
+                    "scheme {}", name(scheme));
+    if (!is_microscaling(scheme)) return FQ_STATUS_SUCCESS;
+    if (d.scale_ub)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to the fp32-scale "
+                    "fp8 schemes, not {} (SPEC §3.3 fixes its scales)", name(scheme));
+    if (d.min_scale > 0.0f)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MIN_SCALE: {} has no minimum scale (SPEC §3.3); leave it 0",
+                    name(scheme));
+    if (d.scale_rounding != FQ_SCALE_ROUNDING_NONE)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_ROUNDING: {} scales follow {} (SPEC §3.3); leave it NONE",
+                    name(scheme), mx ? "FQ_QUANT_DESC_MX_SCALE_RULE" : "the NVFP4 formulas");
+    if (d.qmax > 0.0f && (scheme == Scheme::Nvfp4 || d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR))
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} uses no qmax (SPEC §3.3: {}); leave it 0",
+                    scheme == Scheme::Nvfp4 ? "NVFP4" : "the FLOOR rule",
+                    scheme == Scheme::Nvfp4 ? "the constants 448 and 6" : "emax_elem");
+    return FQ_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
@@ -136,6 +167,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     if (d.scale_ub && !is_fp8(out))
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to fp8 outputs only, not {}",
                     name(out));
+    FQ_TRY(check_microscaling(d, scheme));
 
     // Quantizer parameters with defaults resolved (SPEC §3.2, §3.4).
     QuantParams& q = c->quant;
@@ -148,6 +180,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     q.min_scale = d.min_scale > 0.0f ? d.min_scale : (out == DType::Int8 ? FLT_EPSILON : 1.0f / (q.qmax * 512.0f));
     q.pow2_ceil = pow2;
     q.reciprocal = d.scale_apply == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL;
+    q.mx_floor = d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR;
 
     // Scale geometry (SPEC §4).
     c->group = scheme_block(scheme, d.group_size, cols);
@@ -232,6 +265,7 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
     c->row_prob = d.row_prob;
     c->static_scale = d.static_scale;
     c->scale_ub = d.scale_ub;
+    c->global_amax = d.global_amax;
     c->moe = MoeLayout(d.moe_layout);
     c->num_experts = d.moe_num_experts;
     c->outputs = d.outputs;
