@@ -1,6 +1,6 @@
 """MXFP8 / MXFP4 / NVFP4 (SPEC §3.3) against ml_dtypes decoding of e8m0, fp8 and fp4 (float4_e2m1fn).
-This library version answers NOT_SUPPORTED for them (test_quantize.py asserts it); these oracle tests skip on
-that answer and run as soon as a release implements the schemes."""
+The host backend implements them; on a backend that answers NOT_SUPPORTED (no kernel for the scheme yet)
+these oracle tests skip."""
 import ml_dtypes
 import numpy as np
 import pytest

@@ -372,10 +372,6 @@ def test_library_rule_violations_carry_the_librarys_message():
 
 @pytest.mark.parametrize("attrs", [
     dict(scheme="block_2d"),
-    dict(scheme="mxfp8", scale_dtype="e8m0"),
-    dict(scheme="mxfp8", scale_dtype="e8m0", out_dtype="fp8_e5m2", scale_layout="swizzled_128x4"),
-    dict(scheme="mxfp4", out_dtype="fp4_e2m1", scale_dtype="e8m0"),
-    dict(scheme="nvfp4", out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn", global_amax=1.0),
     dict(moe_layout="contiguous", moe_num_experts=2, moe_offsets=[0, 2, 4]),
     dict(moe_layout="masked", moe_num_experts=2, moe_counts=[1, 2]),
     dict(outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE),
