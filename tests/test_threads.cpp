@@ -1,0 +1,180 @@
+// One handle used from several host threads at once: every thread's result equals, bit for bit, the same
+// problem run alone on one thread, and repeated concurrent runs are identical. The thread-local error
+// message of a failing thread is its own.
+#include <atomic>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fq_test_util.h"
+
+using namespace fqt;
+
+namespace {
+
+constexpr int kThreads = 8;
+
+// One thread's problem: its own input and shape; the descriptor is shared by threads with the same
+// `kind` (the handle by all of them).
+struct Work {
+    int kind;
+    int64_t rows, hidden;
+    std::vector<uint16_t> input;
+};
+
+Work make_work(int i) {
+    Work w{i % 4, 17 + 13 * i, 128 + 64 * (i % 3), {}};
+    std::mt19937 rng(uint32_t(1000 + i));
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::vector<float> x(size_t(w.rows * 2 * w.hidden));
+    for (float& v : x) v = normal(rng);
+    x[0] = 1e30f;  // an outlier in one group
+    w.input = to_bf16(x);
+    return w;
+}
+
+// The four descriptors: SiLU per-group 128 row-major; GELU per-token; SwiGLU-OAI per-tensor dynamic e5m2;
+// ReLU² per-group 32 with E8M0 power-of-two scales in the column-major TMA layout.
+void configure(Desc& d, int kind) {
+    d.i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    switch (kind) {
+        case 0: d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GROUP_SIZE, 128); break;
+        case 1: d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_GELU_ERF).i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN); break;
+        case 2:
+            d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SWIGLU_OAI).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_INTERLEAVED)
+                .i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC).i32(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2);
+            break;
+        default:
+            d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_RELU_SQUARED).i32(FQ_QUANT_DESC_GROUP_SIZE, 32)
+                .i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0).i32(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL)
+                .i32(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_COL_MAJOR_TMA);
+            break;
+    }
+}
+
+int32_t output_type(int kind) { return kind == 2 ? FQ_TYPE_FP8_E5M2 : FQ_TYPE_FP8_E4M3FN; }
+
+struct Result {
+    fqStatus_t status = -1;
+    std::string message;
+    std::vector<uint8_t> out, scales;
+    bool operator==(const Result& o) const { return status == o.status && out == o.out && scales == o.scales; }
+};
+
+// Thread-safe: plain C calls, no doctest assertion (the checks run on the main thread after joining).
+Result run(fqHandle_t h, const Desc& d, const Work& w) {
+    Result r;
+    fqTensorLayout_t li = nullptr, lo = nullptr;
+    size_t sb = 0;
+    fqTensorLayoutCreate(&li, FQ_TYPE_BF16, w.rows, 2 * w.hidden, 2 * w.hidden);
+    fqTensorLayoutCreate(&lo, output_type(w.kind), w.rows, w.hidden, w.hidden);
+    r.status = fqGetScaleBufferSize(d.d, w.rows, w.hidden, FQ_OUTPUT_ROWWISE, &sb);
+    r.out.assign(size_t(w.rows * w.hidden), 0xAB);
+    r.scales.assign(sb, 0xAB);
+    if (r.status == FQ_STATUS_SUCCESS)
+        r.status = fqQuantize(h, d.d, li, w.input.data(), lo, r.out.data(), r.scales.data(), sb, nullptr, 0, nullptr);
+    r.message = fqGetLastErrorMessage();
+    fqTensorLayoutDestroy(lo);
+    fqTensorLayoutDestroy(li);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("one handle from 8 threads at once: results equal single-threaded runs bit for bit, every time") {
+    Handle h;
+    REQUIRE(h.status == FQ_STATUS_SUCCESS);
+    Desc descs[4];
+    for (int k = 0; k < 4; ++k) configure(descs[k], k);
+    std::vector<Work> work;
+    for (int i = 0; i < kThreads; ++i) work.push_back(make_work(i));
+
+    // The reference: each problem alone, on this thread.
+    std::vector<Result> alone;
+    for (const Work& w : work) {
+        alone.push_back(run(h.h, descs[w.kind], w));
+        REQUIRE_MESSAGE(alone.back().status == FQ_STATUS_SUCCESS, alone.back().message);
+    }
+
+    // The threads only record; the checks run after joining.
+    constexpr int kRounds = 3, kRepeats = 8;
+    for (int round = 0; round < kRounds; ++round) {
+        std::vector<std::vector<Result>> got(kThreads);
+        std::atomic<int> ready{0};
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kThreads; ++i)
+            threads.emplace_back([&, i] {
+                ready.fetch_add(1);
+                while (ready.load() < kThreads) std::this_thread::yield();  // start together
+                for (int r = 0; r < kRepeats; ++r) got[size_t(i)].push_back(run(h.h, descs[work[size_t(i)].kind], work[size_t(i)]));
+            });
+        for (std::thread& t : threads) t.join();
+        for (int i = 0; i < kThreads; ++i)
+            for (int r = 0; r < kRepeats; ++r) {
+                CAPTURE(round);
+                CAPTURE(i);
+                CAPTURE(r);
+                const Result& g = got[size_t(i)][size_t(r)];
+                CHECK_MESSAGE(g.status == FQ_STATUS_SUCCESS, g.message);
+                CHECK(g.message.empty());
+                CHECK(g.out == alone[size_t(i)].out);
+                CHECK(g.scales == alone[size_t(i)].scales);
+            }
+    }
+}
+
+TEST_CASE("error messages are per thread: a failing thread sees its own while the others succeed") {
+    Handle h;
+    Desc good, bad;
+    configure(good, 0);
+    configure(bad, 0);
+    bad.i32(FQ_QUANT_DESC_GROUP_SIZE, 48);  // refused at execution
+    const Work w = make_work(0);
+    std::vector<Result> got(kThreads);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+        threads.emplace_back([&, i] {
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) std::this_thread::yield();
+            for (int r = 0; r < 20; ++r) got[size_t(i)] = run(h.h, i % 2 ? bad : good, w);
+        });
+    for (std::thread& t : threads) t.join();
+    for (int i = 0; i < kThreads; ++i) {
+        CAPTURE(i);
+        if (i % 2) {
+            CHECK(got[size_t(i)].status == FQ_STATUS_INVALID_VALUE);
+            CHECK(got[size_t(i)].message.find("FQ_QUANT_DESC_GROUP_SIZE") != std::string::npos);
+        } else {
+            CHECK(got[size_t(i)].status == FQ_STATUS_SUCCESS);
+            CHECK(got[size_t(i)].message.empty());
+        }
+    }
+}
+
+TEST_CASE("objects created and destroyed on many threads at once stay distinct and detectable") {
+    std::atomic<int> ready{0}, failures{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+        threads.emplace_back([&] {
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) std::this_thread::yield();
+            for (int r = 0; r < 200; ++r) {
+                fqHandle_t h = nullptr;
+                fqQuantDesc_t d = nullptr;
+                fqTensorLayout_t l = nullptr;
+                if (fqCreate(&h, FQ_BACKEND_HOST, -1) != FQ_STATUS_SUCCESS) ++failures;
+                if (fqQuantDescCreate(&d) != FQ_STATUS_SUCCESS) ++failures;
+                if (fqTensorLayoutCreate(&l, FQ_TYPE_BF16, 1, 8, 8) != FQ_STATUS_SUCCESS) ++failures;
+                int32_t n = 0;
+                if (fqGetVariantCount(h, &n) != FQ_STATUS_SUCCESS || n < 1) ++failures;
+                if (fqGetVariantCount(reinterpret_cast<fqHandle_t>(d), &n) != FQ_STATUS_INVALID_HANDLE) ++failures;
+                if (fqTensorLayoutDestroy(l) != FQ_STATUS_SUCCESS) ++failures;
+                if (fqQuantDescDestroy(d) != FQ_STATUS_SUCCESS) ++failures;
+                if (fqDestroy(h) != FQ_STATUS_SUCCESS) ++failures;
+            }
+        });
+    for (std::thread& t : threads) t.join();
+    CHECK(failures.load() == 0);
+}
