@@ -155,8 +155,8 @@ TEST_CASE("combinations with no implementation yet answer NOT_SUPPORTED and name
     char name[64];
     {
         Desc d;
-        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8).i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
-        expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "MXFP8");
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+        expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
     }
     {
         Desc d;
