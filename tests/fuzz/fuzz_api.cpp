@@ -1,0 +1,497 @@
+// libFuzzer target over the public C API on the host backend. The input is a program: a sequence of
+// operations (one opcode byte, then that operation's operands) creating and destroying handles,
+// descriptors and layouts, setting and getting attributes with arbitrary ids, sizes and values, asking
+// the scale, workspace and support queries with arbitrary shapes, and running fqQuantize with buffers sized
+// from the queries (capped at a few MB) or deliberately wrong. Bytes past the end read as zero, so every
+// byte string is a program. tests/fuzz/make_corpus.py writes the seed corpus in this format.
+//
+// Besides ASan and UBSan, the target aborts when the library breaks one of its promises:
+//   - a status outside fqStatus, or a message that is empty on failure or set after success;
+//   - an attribute that does not read back as set;
+//   - fqGetScaleBufferSize disagreeing with FQ_SCALE_INFO_BYTES, padded extents smaller than logical;
+//   - fqQuantize succeeding where fqQuerySupport failed, or failing on buffers sized by the queries;
+//   - two runs of the same problem writing different bytes.
+// Every output buffer is a heap block of exactly the declared size, so a write past it is an ASan error.
+//
+// The descriptor's pointer attributes are only ever set to NULL or to this target's own pools (floats and
+// int32s, aligned or deliberately misaligned), and fqQuantize is skipped where a pool is too short for what
+// the problem would read: the fuzzer looks for the library's bugs, not the caller's.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "fusedquant/fusedquant.h"
+
+namespace {
+
+[[noreturn]] void broken(const char* what, long a = 0, long b = 0) {
+    std::fprintf(stderr, "fuzz_api: broken promise: %s (%ld, %ld); last message: %s\n", what, a, b, fqGetLastErrorMessage());
+    std::abort();
+}
+
+// Reads the program; past its end every read is 0.
+class Reader {
+  public:
+    Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+    bool more() const { return i_ < n_; }
+    uint8_t u8() { return i_ < n_ ? p_[i_++] : 0; }
+    uint32_t u32() { uint32_t v = 0; for (int k = 0; k < 4; ++k) v |= uint32_t(u8()) << (8 * k); return v; }
+    uint64_t u64() { uint64_t v = 0; for (int k = 0; k < 8; ++k) v |= uint64_t(u8()) << (8 * k); return v; }
+    void bytes(void* dst, size_t n) { for (size_t k = 0; k < n; ++k) static_cast<uint8_t*>(dst)[k] = u8(); }
+
+    // Integers biased towards what matters: small values, multiples of 32, and the extremes.
+    int64_t i64() {
+        static const int64_t extremes[] = {0, 1, -1, 2, 3, 15, 16, 17, 31, 32, 33, 127, 128, 129, 4096,
+                                           INT32_MAX, INT32_MIN, int64_t(1) << 31, int64_t(1) << 32,
+                                           INT64_MAX, INT64_MIN, INT64_MAX / 2, INT64_MAX / 2 + 1,
+                                           INT64_MAX / 4 + 1, INT64_MAX - 127, int64_t(1) << 62,
+                                           int64_t(1) << 40, -(int64_t(1) << 40)};
+        switch (u8() % 8) {
+            case 0: case 1: return u8() % 9;                  // 0..8
+            case 2: return int64_t(u8() % 17) * 16;          // 0..256, multiples of 16
+            case 3: return 1 + u8() + (int64_t(u8() % 8) << 8);  // 1..2303
+            case 4: return int8_t(u8());                      // -128..127
+            case 5: return extremes[u8() % (sizeof extremes / sizeof extremes[0])];
+            case 6: return int64_t(u64());
+            default: return (int64_t(1) << (u8() % 63)) + int8_t(u8() % 5) - 2;  // 2^k - 2 .. 2^k + 2
+        }
+    }
+    int32_t i32() {
+        const int64_t v = i64();
+        return (v < INT32_MIN || v > INT32_MAX) ? int32_t(uint32_t(uint64_t(v))) : int32_t(v);
+    }
+    // Attribute sizes: mostly the right one, else 0, one off, or absurd.
+    size_t size(size_t right) {
+        switch (u8() % 8) {
+            case 0: case 1: case 2: case 3: return right;
+            case 4: return u8() % 17;
+            case 5: return right + 1;
+            case 6: return right - 1;
+            default: return u8() & 1 ? SIZE_MAX : size_t(u64());
+        }
+    }
+
+  private:
+    const uint8_t* p_;
+    size_t n_, i_ = 0;
+};
+
+// FQ_FUZZ_TRACE=1: one line per checked call (to read what a corpus file does).
+const bool g_trace = std::getenv("FQ_FUZZ_TRACE") != nullptr;
+
+bool known_status(fqStatus_t s) { return s >= FQ_STATUS_SUCCESS && s <= FQ_STATUS_INTERNAL_ERROR; }
+
+// Every guarded call: a known status, a message exactly when it failed.
+fqStatus_t check(fqStatus_t s, const char* call = "") {
+    if (!known_status(s)) broken("unknown status", s);
+    const char* m = fqGetLastErrorMessage();
+    if (g_trace && call[0]) std::fprintf(stderr, "  %-26s %-30s %s\n", call, fqGetStatusString(s), m ? m : "(null)");
+    if (!m) broken("NULL message");
+    if (s == FQ_STATUS_SUCCESS && m[0] != '\0') broken("message after success");
+    if (s != FQ_STATUS_SUCCESS && m[0] == '\0') broken("failure without a message", s);
+    if (std::strcmp(fqGetStatusString(s), "FQ_STATUS_UNKNOWN") == 0) broken("status without a name", s);
+    return s;
+}
+
+// A heap block of exactly n bytes (at least one allocated), so ASan sees a write past n.
+struct Block {
+    std::unique_ptr<uint8_t[]> p;
+    size_t n;
+    explicit Block(size_t n_, uint8_t fill = 0xA5) : p(new uint8_t[n_ ? n_ : 1]), n(n_) { std::memset(p.get(), fill, n_ ? n_ : 1); }
+    uint8_t* get() { return p.get(); }
+};
+
+constexpr int kDescs = 4, kLayouts = 6, kHandles = 2;
+constexpr size_t kPool = 4096;  // floats / int32s the descriptor's pointers may address
+constexpr int64_t kMaxInputBytes = 1 << 20, kMaxOutputBytes = 1 << 19, kMaxScaleBytes = 1 << 19;
+
+// Descriptor attributes that hold pointers, which this target only points at its own pools.
+bool pointer_attr(int32_t id) {
+    switch (id) {
+        case FQ_QUANT_DESC_STATIC_SCALE_POINTER: case FQ_QUANT_DESC_SCALE_UB_POINTER: case FQ_QUANT_DESC_ROW_PROB_POINTER:
+        case FQ_QUANT_DESC_MOE_OFFSETS_POINTER: case FQ_QUANT_DESC_MOE_COUNTS_POINTER:
+        case FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER: case FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER:
+        case FQ_QUANT_DESC_GLOBAL_AMAX_POINTER: return true;
+        default: return false;
+    }
+}
+
+struct Fuzz {
+    Reader r;
+    fqHandle_t h[kHandles] = {};
+    fqQuantDesc_t d[kDescs] = {};
+    fqTensorLayout_t l[kLayouts] = {};
+    fqHandle_t dead_h = nullptr;
+    fqQuantDesc_t dead_d = nullptr;
+    fqTensorLayout_t dead_l = nullptr;
+    int wild = 0;
+    alignas(16) float fpool[kPool + 16];
+    alignas(16) int32_t ipool[kPool + 16];
+
+    Fuzz(const uint8_t* data, size_t n) : r(data, n) {
+        for (size_t i = 0; i < kPool + 16; ++i) { fpool[i] = 1.0f; ipool[i] = int32_t(i); }
+        check(fqCreate(&h[0], FQ_BACKEND_HOST, -1));
+        check(fqCreate(&dead_h, FQ_BACKEND_HOST, 0));
+        check(fqQuantDescCreate(&dead_d));
+        check(fqTensorLayoutCreate(&dead_l, FQ_TYPE_BF16, 1, 1, 1));
+        check(fqDestroy(dead_h));
+        check(fqQuantDescDestroy(dead_d));
+        check(fqTensorLayoutDestroy(dead_l));
+    }
+    ~Fuzz() {
+        for (auto& x : l) check(fqTensorLayoutDestroy(x));
+        for (auto& x : d) check(fqQuantDescDestroy(x));
+        for (auto& x : h) check(fqDestroy(x));
+    }
+
+    // Object arguments: a slot (possibly empty), NULL, destroyed, another kind, or never an object.
+    fqHandle_t handle() {
+        const uint8_t k = r.u8() % 8;
+        if (k < 4) return h[k % kHandles];
+        if (k == 4) return nullptr;
+        if (k == 5) return dead_h;
+        if (k == 6) return reinterpret_cast<fqHandle_t>(d[0] ? static_cast<void*>(d[0]) : static_cast<void*>(l[0]));
+        return reinterpret_cast<fqHandle_t>(&wild);
+    }
+    fqQuantDesc_t desc() {
+        const uint8_t k = r.u8() % 10;
+        if (k < kDescs + 2) return d[k % kDescs];
+        if (k == 6) return nullptr;
+        if (k == 7) return dead_d;
+        if (k == 8) return reinterpret_cast<fqQuantDesc_t>(l[0] ? static_cast<void*>(l[0]) : static_cast<void*>(h[0]));
+        return reinterpret_cast<fqQuantDesc_t>(&wild);
+    }
+    fqTensorLayout_t layout() {
+        const uint8_t k = r.u8() % 12;
+        if (k < kLayouts + 2) return l[k % kLayouts];
+        if (k == 8) return nullptr;
+        if (k == 9) return dead_l;
+        if (k == 10) return reinterpret_cast<fqTensorLayout_t>(h[0]);
+        return reinterpret_cast<fqTensorLayout_t>(&wild);
+    }
+    const void* pool_pointer() {
+        switch (r.u8() % 6) {
+            case 0: case 1: return nullptr;
+            case 2: return fpool;
+            case 3: return reinterpret_cast<const uint8_t*>(fpool) + 1 + r.u8() % 3;  // misaligned
+            case 4: return ipool;
+            default: return fpool + 16 + r.u8() % 16;
+        }
+    }
+
+    // Reads a live desc/layout attribute; false when the object is not live or the call fails.
+    template <class T>
+    bool desc_attr(fqQuantDesc_t x, int32_t id, T* v) {
+        size_t w = 0;
+        return x && fqQuantDescGetAttribute(x, id, v, sizeof(T), &w) == FQ_STATUS_SUCCESS;
+    }
+    bool layout_facts(fqTensorLayout_t x, int32_t* type, int64_t* rows, int64_t* cols, int64_t* ld) {
+        size_t w = 0;
+        return fqTensorLayoutGetAttribute(x, FQ_TENSOR_LAYOUT_TYPE, type, 4, &w) == FQ_STATUS_SUCCESS &&
+               fqTensorLayoutGetAttribute(x, FQ_TENSOR_LAYOUT_ROWS, rows, 8, &w) == FQ_STATUS_SUCCESS &&
+               fqTensorLayoutGetAttribute(x, FQ_TENSOR_LAYOUT_COLS, cols, 8, &w) == FQ_STATUS_SUCCESS &&
+               fqTensorLayoutGetAttribute(x, FQ_TENSOR_LAYOUT_LD, ld, 8, &w) == FQ_STATUS_SUCCESS;
+    }
+
+    // ---- operations -----------------------------------------------------------------------------
+    void create_handle() {
+        const int k = r.u8() % kHandles;
+        check(fqDestroy(h[k]));
+        h[k] = nullptr;
+        const int32_t backend = r.u8() % 4 == 0 ? r.i32() : FQ_BACKEND_HOST, device = r.i32();
+        if (check(fqCreate(&h[k], backend, device)) != FQ_STATUS_SUCCESS && h[k]) broken("fqCreate failed, handle set");
+    }
+    void create_desc() {
+        const int k = r.u8() % kDescs;
+        check(fqQuantDescDestroy(d[k]));
+        d[k] = nullptr;
+        check(fqQuantDescCreate(&d[k]));
+    }
+    void create_layout() {
+        const int k = r.u8() % kLayouts;
+        check(fqTensorLayoutDestroy(l[k]));
+        l[k] = nullptr;
+        const int32_t type = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 10);
+        const int64_t rows = r.i64(), cols = r.i64();
+        const int64_t pad = r.u8() % 2 ? int64_t(r.u8() % 40) : -1;  // ld = cols + pad, or any value
+        const int64_t ld = pad >= 0 && cols <= INT64_MAX - pad ? cols + pad : r.i64();
+        const fqStatus_t s = check(fqTensorLayoutCreate(&l[k], type, rows, cols, ld), "fqTensorLayoutCreate");
+        if (s != FQ_STATUS_SUCCESS && l[k]) broken("fqTensorLayoutCreate failed, layout set");
+    }
+    void destroy() {
+        switch (r.u8() % 3) {
+            case 0: { const int k = r.u8() % kHandles; check(fqDestroy(h[k])); h[k] = nullptr; break; }
+            case 1: { const int k = r.u8() % kDescs; check(fqQuantDescDestroy(d[k])); d[k] = nullptr; break; }
+            default: { const int k = r.u8() % kLayouts; check(fqTensorLayoutDestroy(l[k])); l[k] = nullptr; break; }
+        }
+        // Wrong objects given to the destroy functions: NULL is accepted, anything else not live is refused.
+        const uint8_t which = r.u8() % 4;
+        if (which == 1 && check(fqDestroy(reinterpret_cast<fqHandle_t>(&wild))) != FQ_STATUS_INVALID_HANDLE) broken("wild handle destroyed");
+        if (which == 2 && check(fqQuantDescDestroy(dead_d)) == FQ_STATUS_SUCCESS && dead_d) {
+            // the address was reused by a live descriptor of a slot: forget that slot
+            for (auto& x : d) if (x == dead_d) x = nullptr;
+        }
+        if (which == 3 && check(fqTensorLayoutDestroy(reinterpret_cast<fqTensorLayout_t>(&wild))) != FQ_STATUS_INVALID_HANDLE) broken("wild layout destroyed");
+    }
+
+    void set_desc_attr() {
+        fqQuantDesc_t x = desc();
+        const int32_t id = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 32);
+        const size_t right = pointer_attr(id) ? sizeof(void*) : 4;
+        const size_t n = r.size(right);
+        Block buf(n < 64 ? n : 64);
+        const bool null_buf = r.u8() % 16 == 0;
+        if (pointer_attr(id)) {
+            const void* p = pool_pointer();
+            std::memcpy(buf.get(), &p, buf.n < sizeof p ? buf.n : sizeof p);
+        } else if (r.u8() % 2) {  // an enum-like small value, or a float
+            const int32_t v = r.u8() % 3 == 0 ? int32_t(r.u32()) : r.i32();
+            std::memcpy(buf.get(), &v, buf.n < 4 ? buf.n : 4);
+        } else {
+            r.bytes(buf.get(), buf.n);
+        }
+        const fqStatus_t s = check(fqQuantDescSetAttribute(x, id, null_buf ? nullptr : buf.get(), n), "fqQuantDescSetAttribute");
+        if (s == FQ_STATUS_SUCCESS) {  // reads back as set
+            Block back(n);
+            size_t w = 0;
+            if (check(fqQuantDescGetAttribute(x, id, back.get(), n, &w)) != FQ_STATUS_SUCCESS || w != n ||
+                std::memcmp(back.get(), buf.get(), n) != 0)
+                broken("descriptor attribute does not read back", id);
+        }
+    }
+    void get_desc_attr() {
+        fqQuantDesc_t x = desc();
+        const int32_t id = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 32);
+        const size_t n = r.size(pointer_attr(id) ? sizeof(void*) : 4);
+        const uint8_t mode = r.u8() % 6;
+        Block buf(n < 64 ? n : 64);
+        size_t w = 0;
+        if (mode == 0) check(fqQuantDescGetAttribute(x, id, nullptr, 0, &w));
+        else if (mode == 1) check(fqQuantDescGetAttribute(x, id, nullptr, 0, nullptr));
+        else if (mode == 2) check(fqQuantDescGetAttribute(x, id, nullptr, n, &w));
+        else check(fqQuantDescGetAttribute(x, id, buf.get(), n < 64 ? n : (mode == 3 ? n : 64), mode == 4 ? nullptr : &w));
+    }
+    void set_layout_attr() {
+        fqTensorLayout_t x = layout();
+        const int32_t id = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 5);
+        const size_t n = r.size(id == FQ_TENSOR_LAYOUT_TYPE ? 4 : 8);
+        Block buf(n < 64 ? n : 64);
+        const int64_t v = id == FQ_TENSOR_LAYOUT_TYPE ? int64_t(r.u8() % 12) - 1 : r.i64();
+        std::memcpy(buf.get(), &v, buf.n < 8 ? buf.n : 8);
+        if (check(fqTensorLayoutSetAttribute(x, id, r.u8() % 16 ? buf.get() : nullptr, n)) == FQ_STATUS_SUCCESS) {
+            Block back(n);
+            size_t w = 0;
+            if (check(fqTensorLayoutGetAttribute(x, id, back.get(), n, &w)) != FQ_STATUS_SUCCESS ||
+                std::memcmp(back.get(), buf.get(), n) != 0)
+                broken("layout attribute does not read back", id);
+        }
+    }
+    void get_layout_attr() {
+        fqTensorLayout_t x = layout();
+        const int32_t id = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 5);
+        const size_t n = r.size(id == FQ_TENSOR_LAYOUT_TYPE ? 4 : 8);
+        Block buf(n < 64 ? n : 64);
+        size_t w = 0;
+        const uint8_t mode = r.u8() % 4;
+        if (mode == 0) check(fqTensorLayoutGetAttribute(x, id, nullptr, 0, &w));
+        else if (mode == 1) check(fqTensorLayoutGetAttribute(x, id, nullptr, 0, nullptr));
+        else check(fqTensorLayoutGetAttribute(x, id, buf.get(), n < 64 ? n : 64, mode == 2 ? nullptr : &w));
+    }
+    void handle_attr() {
+        fqHandle_t x = handle();
+        const int32_t id = r.u8() % 4 == 0 ? r.i32() : int32_t(r.u8() % 7);
+        const size_t n = r.size(4);
+        Block buf(n < 64 ? n : 64);
+        const int32_t v = r.i32();
+        std::memcpy(buf.get(), &v, buf.n < 4 ? buf.n : 4);
+        size_t w = 0;
+        if (r.u8() % 2) {
+            if (check(fqHandleSetAttribute(x, id, r.u8() % 16 ? buf.get() : nullptr, n), "fqHandleSetAttribute") == FQ_STATUS_SUCCESS) {
+                int32_t back = 0;
+                if (check(fqHandleGetAttribute(x, id, &back, 4, &w)) != FQ_STATUS_SUCCESS || back != v)
+                    broken("handle attribute does not read back", id, v);
+            }
+        } else {
+            check(fqHandleGetAttribute(x, id, r.u8() % 8 ? buf.get() : nullptr, n < 64 ? n : 64, r.u8() % 8 ? &w : nullptr));
+        }
+    }
+    void variants() {
+        fqHandle_t x = handle();
+        int32_t count = -1;
+        const fqStatus_t s = check(fqGetVariantCount(x, r.u8() % 16 ? &count : nullptr));
+        const int32_t index = r.u8() % 2 ? int32_t(r.u8() % 4) - 1 : r.i32();
+        const size_t cap = r.u8() % 4 == 0 ? r.u8() % 3 : size_t(r.u8());
+        Block name(cap, 0x5A);
+        const fqStatus_t t = check(fqGetVariantName(x, index, r.u8() % 16 ? reinterpret_cast<char*>(name.get()) : nullptr, cap), "fqGetVariantName");
+        if (t == FQ_STATUS_SUCCESS && std::memchr(name.get(), 0, cap) == nullptr) broken("variant name not terminated");
+        if (t == FQ_STATUS_SUCCESS && s == FQ_STATUS_SUCCESS && (index < 0 || index >= count)) broken("name of a variant past the count", index, count);
+        if (!fqGetStatusString(r.i32())) broken("NULL status string");
+    }
+
+    void scale_queries() {
+        fqQuantDesc_t x = desc();
+        const int64_t rows = r.i64(), cols = r.i64();
+        const int32_t which = r.u8() % 8 == 0 ? r.i32() : int32_t(1 + r.u8() % 2);
+        size_t bytes = 0;
+        const fqStatus_t s = check(fqGetScaleBufferSize(x, rows, cols, which, r.u8() % 16 ? &bytes : nullptr), "fqGetScaleBufferSize");
+        int64_t info[11];
+        fqStatus_t t = FQ_STATUS_SUCCESS;
+        for (int32_t i = 0; i < 11 && t == FQ_STATUS_SUCCESS; ++i) t = check(fqGetScaleBufferInfo(x, rows, cols, which, i, &info[i]));
+        int64_t any = 0;
+        check(fqGetScaleBufferInfo(x, rows, cols, which, r.i32(), r.u8() % 8 ? &any : nullptr));
+        if (s == FQ_STATUS_SUCCESS && t == FQ_STATUS_SUCCESS) {
+            if (info[FQ_SCALE_INFO_BYTES] < 0 || uint64_t(info[FQ_SCALE_INFO_BYTES]) != bytes) broken("scale bytes disagree", long(bytes), long(info[0]));
+            // PACKED_UE8M0 counts its storage columns in int32 words of four E8M0 scales.
+            const int64_t per_col = info[FQ_SCALE_INFO_DTYPE] == FQ_TYPE_E8M0 && info[FQ_SCALE_INFO_ELEMENT_BYTES] == 4 ? 4 : 1;
+            if (info[FQ_SCALE_INFO_PADDED_ROWS] < info[FQ_SCALE_INFO_ROWS] ||
+                info[FQ_SCALE_INFO_PADDED_COLS] * per_col < info[FQ_SCALE_INFO_COLS] ||
+                info[FQ_SCALE_INFO_ROWS] < 0 || info[FQ_SCALE_INFO_COLS] < 0)
+                broken("padded scale extents smaller than logical");
+            if (info[FQ_SCALE_INFO_ELEMENT_BYTES] != 1 && info[FQ_SCALE_INFO_ELEMENT_BYTES] != 4) broken("scale element bytes", long(info[7]));
+        }
+    }
+
+    void support_queries() {
+        fqHandle_t hh = handle();
+        fqQuantDesc_t x = desc();
+        fqTensorLayout_t in = layout(), out = layout();
+        const size_t cap = r.u8() % 4 == 0 ? r.u8() % 3 : size_t(r.u8());
+        Block name(cap, 0x5A);
+        char* np = r.u8() % 16 ? reinterpret_cast<char*>(name.get()) : nullptr;
+        const fqStatus_t s = check(fqQuerySupport(hh, x, in, out, np, cap), "fqQuerySupport");
+        if (np && cap && std::memchr(np, 0, cap) == nullptr) broken("support name not terminated");
+        size_t ws = 1;
+        const fqStatus_t t = check(fqGetWorkspaceSize(hh, x, in, out, r.u8() % 16 ? &ws : nullptr));
+        if ((s == FQ_STATUS_SUCCESS) != (t == FQ_STATUS_SUCCESS) && t != FQ_STATUS_NULL_POINTER)
+            broken("fqQuerySupport and fqGetWorkspaceSize disagree", s, t);
+    }
+
+    // fqQuantize: the support query decides; then buffers of exactly the queried sizes, or a mistake.
+    void quantize() {
+        fqHandle_t hh = handle();
+        fqQuantDesc_t x = desc();
+        fqTensorLayout_t in = layout(), out = layout();
+        const uint8_t mistake = r.u8() % 8;  // 0-3: none
+        const uint8_t seed = r.u8();          // the input's values (fill_input), not read from the program
+        const fqStatus_t support = check(fqQuerySupport(hh, x, in, out, nullptr, 0), "fqQuerySupport (quantize)");
+        if (support != FQ_STATUS_SUCCESS) {
+            // Whatever the buffers, execution must refuse too, before touching them.
+            Block tiny(1);
+            const fqStatus_t s = check(fqQuantize(hh, x, in, tiny.get(), out, tiny.get(), tiny.get(), 1, nullptr, 0, nullptr), "fqQuantize (refused)");
+            if (s == FQ_STATUS_SUCCESS) broken("fqQuantize ran a problem fqQuerySupport refused", support);
+            return;
+        }
+        int32_t it = 0, ot = 0;
+        int64_t rows = 0, icols = 0, ild = 0, orows = 0, ocols = 0, old = 0;
+        if (!layout_facts(in, &it, &rows, &icols, &ild) || !layout_facts(out, &ot, &orows, &ocols, &old)) broken("live layouts unreadable");
+        size_t sbytes = 0;
+        if (check(fqGetScaleBufferSize(x, orows, ocols, FQ_OUTPUT_ROWWISE, &sbytes)) != FQ_STATUS_SUCCESS)
+            broken("a supported problem has no scale buffer size");
+        const __int128 in_bytes = __int128(rows) * ild * 2;
+        const __int128 out_bytes = ot == FQ_TYPE_FP4_E2M1 ? (__int128(orows) * old + 1) / 2 : __int128(orows) * old;
+        if (in_bytes > kMaxInputBytes || out_bytes > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return;
+        // What the descriptor's pointers make the problem read: skip what the pools cannot back.
+        const void *prob = nullptr, *col_out = nullptr, *col_sc = nullptr, *offs = nullptr, *counts = nullptr;
+        int32_t outputs = FQ_OUTPUT_ROWWISE, experts = 0;
+        desc_attr(x, FQ_QUANT_DESC_ROW_PROB_POINTER, &prob);
+        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &col_out);
+        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &col_sc);
+        desc_attr(x, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, &offs);
+        desc_attr(x, FQ_QUANT_DESC_MOE_COUNTS_POINTER, &counts);
+        desc_attr(x, FQ_QUANT_DESC_OUTPUTS, &outputs);
+        desc_attr(x, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
+        if (prob && rows > int64_t(kPool) - 32) return;  // pool_pointer() may point up to 32 floats in
+        if ((outputs & FQ_OUTPUT_COLUMNWISE) && (col_out || col_sc)) return;
+        if ((offs || counts) && experts >= int32_t(kPool)) return;
+        bool misaligned_desc = false;
+        for (int32_t id : {FQ_QUANT_DESC_STATIC_SCALE_POINTER, FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER,
+                           FQ_QUANT_DESC_GLOBAL_AMAX_POINTER}) {
+            const void* p = nullptr;
+            desc_attr(x, id, &p);
+            misaligned_desc |= (reinterpret_cast<uintptr_t>(p) & 3u) != 0;
+        }
+
+        Block input{size_t(in_bytes) + 2}, output{size_t(out_bytes)}, scales{sbytes};
+        fill_input(input, seed);
+        const void* ip = input.get();
+        void* op = output.get();
+        void* sp = scales.get();
+        size_t sdecl = sbytes;
+        switch (mistake) {
+            case 4: ip = input.get() + 1; break;                                   // misaligned input
+            case 5: if (sbytes) sdecl = sbytes - 1 - r.u8() % sbytes; break;          // short scale buffer
+            case 6: if (rows) { ip = r.u8() % 2 ? nullptr : ip; op = ip ? nullptr : op; } break;
+            case 7: if (sbytes) sp = nullptr; break;
+            default: break;
+        }
+        const bool wrong = ip != input.get() || op != output.get() || sp != scales.get() || sdecl != sbytes;
+        const fqStatus_t s = check(fqQuantize(hh, x, in, ip, out, op, sp, sdecl, nullptr, 0, nullptr), "fqQuantize");
+        if (wrong && mistake >= 4 && s == FQ_STATUS_SUCCESS && !(mistake == 4 && rows == 0)) broken("a wrong buffer accepted", mistake);
+        if (!wrong && s != FQ_STATUS_SUCCESS && !(s == FQ_STATUS_MISALIGNED && misaligned_desc))
+            broken("a supported problem failed on buffers sized by the queries", s);
+        if (s == FQ_STATUS_SUCCESS && !wrong && in_bytes + out_bytes < (1 << 16)) {  // the same bytes again
+            Block output2{size_t(out_bytes)}, scales2{sbytes, 0x3C};  // row gaps past cols keep the fill
+            if (check(fqQuantize(hh, x, in, ip, out, output2.get(), scales2.get(), sbytes, nullptr, 0, nullptr)) != FQ_STATUS_SUCCESS ||
+                std::memcmp(output.get(), output2.get(), output.n) != 0 || std::memcmp(scales.get(), scales2.get(), sbytes) != 0)
+                broken("a second run wrote different bytes");
+        }
+    }
+
+    // Input values from a seed, so that a quantize does not eat the rest of the program: one repeated
+    // 16-bit pattern, random bits (NaN, Inf, subnormals, huge), values near 1, or a mix.
+    static void fill_input(Block& b, uint8_t seed) {
+        uint32_t x = 0x9E3779B9u ^ (uint32_t(seed) * 0x85EBCA6Bu);
+        auto next = [&x] { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x; };
+        const uint16_t pattern = uint16_t(next());
+        for (size_t i = 0; i + 1 < b.n; i += 2) {
+            uint16_t v;
+            switch (seed % 4) {
+                case 0: v = pattern; break;
+                case 1: v = uint16_t(next()); break;
+                case 2: v = uint16_t((next() & 0x807F) | (uint32_t(120 + next() % 16) << 7)); break;  // |v| in [2^-7, 2^8)
+                default: v = next() % 4 == 0 ? uint16_t(next()) : uint16_t((next() & 0x807F) | 0x3F80); break;
+            }
+            std::memcpy(b.get() + i, &v, 2);
+        }
+    }
+
+    void set_pool() {
+        const size_t i = r.u8() % 32;
+        uint32_t bits = r.u32();
+        if (i < 16) std::memcpy(&fpool[i], &bits, 4);
+        else ipool[i - 16] = int32_t(bits);
+    }
+
+    void run() {
+        while (r.more()) {
+            switch (r.u8() % 16) {
+                case 0: create_handle(); break;
+                case 1: create_desc(); break;
+                case 2: create_layout(); break;
+                case 3: destroy(); break;
+                case 4: case 5: set_desc_attr(); break;
+                case 6: get_desc_attr(); break;
+                case 7: set_layout_attr(); break;
+                case 8: get_layout_attr(); break;
+                case 9: handle_attr(); break;
+                case 10: variants(); break;
+                case 11: scale_queries(); break;
+                case 12: support_queries(); break;
+                case 13: set_pool(); break;
+                default: quantize(); break;
+            }
+        }
+    }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    Fuzz f(data, size);
+    f.run();
+    return 0;
+}
