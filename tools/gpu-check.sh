@@ -32,7 +32,7 @@ if has sanitize; then
       ./build-gpu/tests/fq_gpu_tests -tce="*2^31*,*every 16-bit*" >"$out/sanitizer-$tool.log" 2>&1
     rc=$?
     echo "$tool: rc=$rc  $(grep -E 'ERROR SUMMARY|test cases:' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
-    ((rc == 0)) || status=1
+    if ((rc != 0)); then status=1; grep -vE "^\s*$" "$out/sanitizer-$tool.log" | tail -25; fi
   done
 fi
 
