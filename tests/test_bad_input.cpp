@@ -611,6 +611,23 @@ std::vector<Combo> combos() {
         {"qmax above INT8's 127", INVALID, "FQ_QUANT_DESC_QMAX",
          [](World& w) { w.output_type(FQ_TYPE_INT8); w.setf(FQ_QUANT_DESC_QMAX, 128.0f); }},
         {"qmax FLT_MAX", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) { w.setf(FQ_QUANT_DESC_QMAX, FLT_MAX); }},
+        // Knobs of other schemes (SPEC §3.3): refused rather than silently ignored.
+        {"FLOOR scale rule for PER_GROUP", INVALID, "FQ_QUANT_DESC_MX_SCALE_RULE",
+         [](World& w) { w.set(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR); }},
+        {"global amax for PER_GROUP", INVALID, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER",
+         [](World& w) { w.setp(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, &ub); }},
+        {"scale upper bound for MXFP8", INVALID, "FQ_QUANT_DESC_SCALE_UB_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.setp(FQ_QUANT_DESC_SCALE_UB_POINTER, &ub); }},
+        {"min scale for MXFP8", INVALID, "FQ_QUANT_DESC_MIN_SCALE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.setf(FQ_QUANT_DESC_MIN_SCALE, 1e-3f); }},
+        {"POW2_CEIL scale rounding for MXFP4", INVALID, "FQ_QUANT_DESC_SCALE_ROUNDING", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0); w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL); }},
+        {"qmax for NVFP4", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.setf(FQ_QUANT_DESC_QMAX, 4.0f); }},
         // Execution-only rules.
         {"SWIGLU_OAI without a gate", INVALID, "SWIGLU_OAI",
          [](World& w) { w.set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_NONE); w.set(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SWIGLU_OAI); }, true},
@@ -833,6 +850,12 @@ void quantize_cases(Cases& c) {
         q("desc", "odd " + nm, {MISALIGNED}, nm, none,
           [attr](World& w) { w.setp(attr, reinterpret_cast<const uint8_t*>(w.x.data()) + 1); });
     }
+    q("desc", "odd FQ_QUANT_DESC_GLOBAL_AMAX_POINTER (NVFP4)", {MISALIGNED}, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", none, [](World& w) {
+        w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4);
+        w.output_type(FQ_TYPE_FP4_E2M1);
+        w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN);
+        w.setp(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, reinterpret_cast<const uint8_t*>(w.x.data()) + 1);
+    });
     q("desc", "odd FQ_QUANT_DESC_STATIC_SCALE_POINTER", {MISALIGNED}, "FQ_QUANT_DESC_STATIC_SCALE_POINTER", none, [](World& w) {
         w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC);
         w.setp(FQ_QUANT_DESC_STATIC_SCALE_POINTER, reinterpret_cast<const uint8_t*>(w.x.data()) + 1);
