@@ -456,27 +456,24 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             if (!output) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
         }
         if (c.scales.bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", c.scales.bytes);
-        if (c.scheme == Scheme::PerTensorDynamic && c.rows == 0 && scales == nullptr)
-            return fail(FQ_STATUS_NULL_POINTER, "scales: NULL");
         // Element alignment, on every backend alike: the host reads 16-bit inputs and fp32 values in place,
         // and the kernels need at least as much.
         if (c.rows > 0 && (reinterpret_cast<uintptr_t>(input) & 1u))
             return fail(FQ_STATUS_MISALIGNED, "input: {} is not 2-byte aligned (16-bit elements)", input);
         if (c.scales.type == DType::Fp32 && c.scales.bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
             return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
-        const std::pair<const char*, const void*> fp32_ptrs[] = {
+        // Every pointer the call reads or writes; the descriptor's are fp32 values.
+        const std::pair<const char*, const void*> ptrs[] = {
             {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
-            {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax}};
-        for (const auto& [arg, p] : fp32_ptrs)
-            if (reinterpret_cast<uintptr_t>(p) & 3u)
-                return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned (fp32)", arg, p);
+            {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
+            {"input", c.rows ? input : nullptr}, {"output", c.rows ? output : nullptr},
+            {"scales", c.scales.bytes ? scales : nullptr}};
+        constexpr size_t kDescPointers = 4;
+        for (size_t i = 0; i < kDescPointers; ++i)
+            if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
+                return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned (fp32)", ptrs[i].first, ptrs[i].second);
         if (handle->backend == Backend::Cuda) {
             // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
-            const std::pair<const char*, const void*> ptrs[] = {
-                {"input", c.rows ? input : nullptr}, {"output", c.rows ? output : nullptr},
-                {"scales", c.scales.bytes ? scales : nullptr}, {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale},
-                {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub}, {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob},
-                {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax}};
             for (const auto& [arg, p] : ptrs)
                 if (p && !cuda_pointer_is_device(p))
                     return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,
