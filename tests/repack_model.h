@@ -108,6 +108,23 @@ inline std::vector<uint8_t> expected(const Problem& p, const std::vector<uint8_t
     return dst;
 }
 
+// What destination byte `byte` holds, for failure messages: "block b, S[m, k] byte j" (a stacked destination
+// has one block whose rows are stacked rows), or "padding" where no logical scale lies.
+inline std::string where(const Problem& p, int64_t byte) {
+    const int64_t block = p.dst_block(), s = scale_size(p.type);
+    if (block == 0) return "past the end";
+    const int64_t b = byte / block, in_block = byte % block;
+    const int64_t rows = p.dst_stacked() ? p.stacked_rows : p.rows;
+    for (int64_t m = 0; m < rows; ++m)
+        for (int64_t k = 0; k < p.groups; ++k) {
+            const int64_t o = offset(p.dst_layout, p.type, rows, p.groups, m, k);
+            if (in_block >= o && in_block < o + s)
+                return "block " + std::to_string(b) + ", S[" + std::to_string(m) + ", " + std::to_string(k) + "] byte " +
+                       std::to_string(in_block - o);
+        }
+    return "block " + std::to_string(b) + ", padding";
+}
+
 inline std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n) {
     std::vector<uint8_t> v(n);
     for (auto& b : v) b = uint8_t(rng());

@@ -22,15 +22,15 @@ namespace {
 constexpr uint8_t kPoison = 0xAB, kGuard = 0xE7;
 constexpr size_t kGuardBytes = 256;
 
-// "byte i: got x, want y (n bytes differ)", or "" when equal.
-std::string difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+// "n bytes differ; first at byte i (block b, S[m, k] byte j | padding): got x, want y", or "" when equal.
+std::string difference(const rm::Problem& p, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
     if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < got.size(); ++i)
         if (got[i] != want[i] && bad++ == 0) first = i;
     if (bad == 0) return "";
-    return std::to_string(bad) + " bytes differ; first at byte " + std::to_string(first) + ": got " +
-           std::to_string(got[first]) + ", want " + std::to_string(want[first]);
+    return std::to_string(bad) + " bytes differ; first at byte " + std::to_string(first) + " (" +
+           rm::where(p, int64_t(first)) + "): got " + std::to_string(got[first]) + ", want " + std::to_string(want[first]);
 }
 
 // The host backend's result of p over `src` (the oracle of this file), from a poisoned destination.
@@ -89,7 +89,7 @@ void check_against_host(fqHandle_t gpu, const rm::Problem& p, std::mt19937& rng,
     bool guards = false;
     const std::vector<uint8_t> got = d.result(&guards);
     CHECK_MESSAGE(guards, "CUDA wrote outside dst's ", p.dst_bytes(), " bytes");
-    const std::string diff = difference(got, want);
+    const std::string diff = difference(p, got, want);
     CHECK_MESSAGE(diff.empty(), "CUDA vs host: ", diff);
 }
 
@@ -169,12 +169,13 @@ TEST_CASE("a captured CUDA graph replays the repack with new scales and new devi
             const std::vector<uint8_t> src = rm::random_bytes(rng, size_t(p.src_bytes()));
             CUDA_OK(cudaMemcpy(d.src.p, src.data(), src.size(), cudaMemcpyHostToDevice));
             d.poison();
+            CUDA_OK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream; the graph's does not wait
             CUDA_OK(cudaGraphLaunch(exec, stream));
             CUDA_OK(cudaStreamSynchronize(stream));
             bool guards = false;
             const std::vector<uint8_t> got = d.result(&guards);
             CHECK_MESSAGE(guards, "the replay wrote outside dst");
-            const std::string diff = difference(got, host_repack(now, src));
+            const std::string diff = difference(now, got, host_repack(now, src));
             CHECK_MESSAGE(diff.empty(), "replay vs host: ", diff);
         }
         cudaGraphExecDestroy(exec);

@@ -60,11 +60,12 @@ std::vector<uint8_t> run(const rm::Problem& p, const std::vector<uint8_t>& src) 
 }
 
 // Where the first difference is, for a failure message.
-std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+std::string first_difference(const rm::Problem& p, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
     if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
     for (size_t i = 0; i < got.size(); ++i)
         if (got[i] != want[i])
-            return "byte " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+            return "byte " + std::to_string(i) + " (" + rm::where(p, int64_t(i)) + "): got " + std::to_string(got[i]) +
+                   ", want " + std::to_string(want[i]);
     return "none";
 }
 
@@ -97,7 +98,7 @@ TEST_CASE("repack: every layout pair x scale type x batching writes each batch's
                         CAPTURE(p.describe());
                         const std::vector<uint8_t> src = rm::random_bytes(rng, size_t(p.src_bytes()));  // padding too
                         const std::vector<uint8_t> got = run(p, src), want = rm::expected(p, src);
-                        CHECK_MESSAGE(got == want, "first difference: ", first_difference(got, want));
+                        CHECK_MESSAGE(got == want, "first difference: ", first_difference(p, got, want));
                         ++runs;
                     }
             }
@@ -125,7 +126,7 @@ TEST_CASE("repack round trip: A -> B -> A gives A's scales back with A's padding
                 CAPTURE(there.describe());
                 const std::vector<uint8_t> src = rm::random_bytes(rng, size_t(there.src_bytes()));
                 const std::vector<uint8_t> returned = run(back, run(there, src));
-                CHECK_MESSAGE(returned == rm::expected(same, src), first_difference(returned, rm::expected(same, src)));
+                CHECK_MESSAGE(returned == rm::expected(same, src), first_difference(same, returned, rm::expected(same, src)));
             }
 }
 
