@@ -90,7 +90,10 @@ TEST_CASE("fast SiLU equals the IEEE-division SiLU for every bf16 and fp16 input
         int claimed = 0, differ = 0, host_differ = 0;
         for (uint32_t i = 0; i < 65536; ++i) {
             const float x = fq::load_input(bf16 ? fq::InType::Bf16 : fq::InType::Fp16, uint16_t(i));
-            host_differ += bits(e[i]) != bits(fq::silu(x));  // device IEEE silu == host silu
+            // Device IEEE silu == host silu; a NaN stays a NaN (the device may return another payload; the
+            // encoders map every NaN to one code).
+            const float h = fq::silu(x);
+            host_differ += !(bits(e[i]) == bits(h) || (e[i] != e[i] && h != h));
             if (o[i]) continue;
             ++claimed;
             if (bits(f[i]) != bits(e[i])) {

@@ -254,39 +254,100 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
     return a;
 }
 
-// ---- Skeleton 1: per-group (and per-tensor); one row of 1024 outputs per block ------------------------
-template <class S, bool kVec, bool kHwCvt>
-__global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
-    wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const int64_t m = blockIdx.x;
-    const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
-    const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
-    Raw8 raw;
-    if (row_ok && col_ok) raw = load_raw<S, kVec>(p, m, j0);
-    let_consumer_start();
+// ---- Skeleton 1: per-group (and per-tensor); tiles of one row x 1024 outputs ----------------------------
+// kPlain: FP32 intermediates and the portable exp, decided at launch, so the kernel carries no code for
+// the other rounding modes (fewer registers, more resident warps).
 
-    float s;
-    if (p.scheme == Scheme::PerTensorStatic) {
-        s = *p.static_scale;
-    } else if (p.scheme == Scheme::PerTensorDynamic) {
-        s = group_scale(__uint_as_float(*p.amax_bits), upper_bound(p), p.quant);
-    } else {
-        s = 0.0f;
-    }
+// Everything of one tile after its inputs are in registers: activation, group amax, scale, values.
+template <class S, bool kVec, bool kHwCvt, bool kPlain>
+__device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0, int valid, const Raw8& raw,
+                                              float tensor_scale, float scale_bound) {
+    const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
     float y[8];
-    if (row_ok && col_ok) {
-        if (p.rounding == Rounding::Fp32 && !p.hardware_exp) activate8<S, true>(p, raw, m, y);
-        else activate8<S, false>(p, raw, m, y);
-    }
+    if (row_ok && col_ok) activate8<S, kPlain>(p, raw, m, y);
+    float s = tensor_scale;
     if (!is_per_tensor(p.scheme)) {
         float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
         for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
-        s = group_scale(a, upper_bound(p), p.quant);
+        s = group_scale(a, scale_bound, p.quant);
         const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
         if (leader && col_ok && m < p.sg.padded_rows) store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
     }
     if (row_ok && col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
+}
+
+__device__ __forceinline__ float tensor_scale_of(const Params& p) {
+    if (p.scheme == Scheme::PerTensorStatic) return *p.static_scale;
+    if (p.scheme == Scheme::PerTensorDynamic) return group_scale(__uint_as_float(*p.amax_bits), upper_bound(p), p.quant);
+    return 0.0f;
+}
+
+// Element IO (unaligned rows): block (m, t) runs column tile t of row m.
+template <class S, bool kVec, bool kHwCvt, bool kPlain>
+__global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
+    wait_for_producer();
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
+    const int64_t m = blockIdx.x;
+    const int valid = j0 < p.cols ? outputs_at<kVec>(p, j0) : 0;
+    Raw8 raw;
+    if (m < p.rows && j0 < p.cols) raw = load_raw<S, kVec>(p, m, j0);
+    let_consumer_start();
+    quantize_tile<S, kVec, kHwCvt, kPlain>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
+}
+
+// 16-byte IO: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
+// inputs of the next kStages - 1 rows into shared memory with cp.async while it computes the current
+// one, and reads back only what it copied itself, so no block barrier is needed. Measured on the H100,
+// these kernels are bound by the bytes in flight per SM, not by arithmetic: loading into registers
+// allowed 32 bytes a thread, the ring allows kStages times that at the same register count.
+constexpr int kStages = 4;
+
+__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
+    const unsigned dst = unsigned(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
+
+template <class S, bool kHwCvt, bool kPlain>
+__global__ void __launch_bounds__(kThreads) group_quant_pipelined(const Params p, int64_t grid_rows) {
+    __shared__ Half8 ring[kStages][2][kThreads];  // [stage][gate or input, up][thread]
+    wait_for_producer();
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
+    const bool col_ok = j0 < p.cols;
+    // Where this thread's 8 (16 interleaved) inputs start in a row: the same for every row.
+    int64_t first = j0, second = 0;
+    if constexpr (S::gate == GateKind::Interleaved) {
+        first = 2 * int64_t(j0), second = first + 8;
+    } else if constexpr (S::gate == GateKind::TwoStreams) {
+        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
+        first = c.gate, second = c.up;
+    }
+    const int64_t step = gridDim.x;
+    auto fetch = [&](int64_t m, int stage) {
+        if (m < p.rows && col_ok) {
+            const uint16_t* row = p.in + m * p.in_ld;
+            copy16_async(&ring[stage][0][threadIdx.x], row + first);
+            if constexpr (S::gate != GateKind::None) copy16_async(&ring[stage][1][threadIdx.x], row + second);
+        }
+        commit_copies();  // also when empty: every iteration retires exactly one group
+    };
+    int64_t m = blockIdx.x;
+#pragma unroll
+    for (int k = 0; k < kStages - 1; ++k) fetch(m + k * step, k);
+    let_consumer_start();
+
+    const float tensor_scale = tensor_scale_of(p), scale_bound = upper_bound(p);
+    for (int stage = 0; m < grid_rows; m += step, stage = stage == kStages - 1 ? 0 : stage + 1) {
+        wait_copies<kStages - 2>();  // this row's group is complete (the kStages - 2 after it may not be)
+        Raw8 raw;
+        raw.a = ring[stage][0][threadIdx.x];
+        if constexpr (S::gate != GateKind::None) raw.b = ring[stage][1][threadIdx.x];
+        // The slot read one iteration ago (consumed) takes the row kStages - 1 steps ahead.
+        fetch(m + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);
+        quantize_tile<S, true, kHwCvt, kPlain>(p, m, j0, 8, raw, tensor_scale, scale_bound);
+    }
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -348,8 +409,9 @@ fqStatus_t launch_error(cudaError_t e);
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
-template <class Kernel>
-fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p) {
+template <class Kernel, class... Extra>
+fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p,
+                  Extra... extra) {
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
@@ -362,7 +424,7 @@ fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, boo
         cfg.attrs = attr;
         cfg.numAttrs = 1;
     }
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p, extra...);
     return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
 }
 
@@ -381,6 +443,30 @@ fqStatus_t with_shape(const OpConfig& c, F&& f) {
     return with_gate(std::integral_constant<InType, InType::Fp16>{});
 }
 
+// Blocks of `kernel` (kThreads each) one multiprocessor holds at once.
+template <class Kernel>
+int resident_blocks_per_sm(Kernel kernel) {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads, 0) != cudaSuccess || n < 1) n = 1;
+    return n;
+}
+
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl>
+fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
+    if (grid_rows == 0) return FQ_STATUS_SUCCESS;
+    if constexpr (!kVec) {
+        return launch(group_quant<S, false, kHwCvt, kPlain>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a,
+                      kPdl, p);
+    } else {
+        const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain>;
+        static const int per_sm = resident_blocks_per_sm(kernel);  // one value per instantiation
+        // One wave of resident blocks, each looping over rows.
+        const int64_t wave_rows = ceil_div(int64_t(per_sm) * std::max(a.sm_count, 1), int64_t(col_tiles));
+        const unsigned blocks_x = unsigned(std::max<int64_t>(1, std::min(grid_rows, wave_rows)));
+        return launch(kernel, dim3(blocks_x, col_tiles), dim3(kThreads), a, kPdl, p, grid_rows);
+    }
+}
+
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
@@ -388,13 +474,16 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     p.hardware_exp = kHardwareExp;
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
     const int64_t grid_rows = std::max(c.rows, is_per_tensor(c.scheme) ? 0 : c.scales.padded_rows);
+    const bool plain = c.rounding == Rounding::Fp32 && !kHardwareExp;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         if (c.scheme == Scheme::PerTensorDynamic) {
             FQ_TRY(prepare_tensor_amax(a));
             FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
-        FQ_TRY(launch(group_quant<S, kVec, kHwCvt>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a, kPdl, p));
+        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl>
+                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl>;
+        FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
     });
