@@ -451,11 +451,12 @@ int resident_blocks_per_sm(Kernel kernel) {
     return n;
 }
 
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl>
+// kRowPerBlock: the 16-byte path without the row loop and its ring (benchmark-only, for comparison).
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRowPerBlock>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
     if (grid_rows == 0) return FQ_STATUS_SUCCESS;
-    if constexpr (!kVec) {
-        return launch(group_quant<S, false, kHwCvt, kPlain>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a,
+    if constexpr (!kVec || kRowPerBlock) {
+        return launch(group_quant<S, kVec, kHwCvt, kPlain>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a,
                       kPdl, p);
     } else {
         const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain>;
@@ -467,7 +468,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col
     }
 }
 
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp, bool kRowPerBlock = false>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
@@ -481,8 +482,8 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
             FQ_TRY(prepare_tensor_amax(a));
             FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
-        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl>
-                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl>;
+        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRowPerBlock>
+                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRowPerBlock>;
         FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;

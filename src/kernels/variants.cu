@@ -81,6 +81,9 @@ fqStatus_t run_group(const LaunchArgs& a) {
 }
 
 fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
+fqStatus_t run_group_row_per_block(const LaunchArgs& a) {
+    return run_group_for<Act::Silu, true, true, true, false, true>(a);
+}
 
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token(const LaunchArgs& a) {
@@ -146,6 +149,7 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm90.group.unaligned", "per-group and per-tensor, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
     t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
+    t.push_back({"sm90.group.rowblock", "benchmark-only: sm90.group with one row per block, no cp.async ring (silu)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_row_per_block, true});
     t.push_back({"sm89.group", "per-group 32/64/128 and per-tensor, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group and per-tensor, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
