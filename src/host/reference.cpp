@@ -184,16 +184,18 @@ void quantize_rowwise(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
     for (int64_t r = 0; r < c.rows; ++r) {
         const int32_t e = expert[size_t(r)];
         if (e < 0) continue;
-        // MASKED: expert e's own block, indexed by the row within the expert; else the stacked row.
-        uint8_t* block = scales + (masked ? e * g.bytes : 0);
+        // MASKED: expert e's own block, indexed by the row within the expert; else the stacked row. Per-tensor
+        // schemes have no per-row slot (and static ones may have no buffer at all).
+        const bool row_scales = !is_per_tensor(c.scheme);
+        uint8_t* block = row_scales ? scales + (masked ? e * g.bytes : 0) : nullptr;
         const int64_t m = masked ? r - e * c.expert_rows : r;
         activate_input_row(c, in, r, y.data());
         for (int64_t k = 0; k * c.group < c.cols; ++k) {
             const int64_t lo = k * c.group, n = std::min(c.group, c.cols - lo);
-            uint8_t* dst = is_per_tensor(c.scheme) ? nullptr : block + scale_offset(g, m, k);
+            uint8_t* dst = row_scales ? block + scale_offset(g, m, k) : nullptr;
             quantize_group(c, t[size_t(e)], y.data() + lo, n, codes.data() + lo, dst);
         }
-        if (!is_per_tensor(c.scheme)) zero_padding_cols(g, block, m);
+        if (row_scales) zero_padding_cols(g, block, m);
         store_row(c, codes.data(), out + r * row_bytes(c, c.out_ld));
     }
 }
