@@ -766,6 +766,16 @@ void query_cases(Cases& c) {
             .setup = [](World& w) {
                 w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
                 w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 128); };
+        for (int32_t layout : {FQ_SCALE_LAYOUT_COL_MAJOR, FQ_SCALE_LAYOUT_PACKED_UE8M0})
+            c.add(fn, "cols", std::string("columnwise, 0 rows of 2^62 columns: the S_col stride overflows, ") +
+                  (layout == FQ_SCALE_LAYOUT_COL_MAJOR ? "COL_MAJOR" : "PACKED_UE8M0"), {INVALID}, "overflow",
+                  [=](World& w) { return query(w, w.d, 0, int64_t(1) << 62, FQ_OUTPUT_COLUMNWISE); })
+                .setup = [layout](World& w) {  // 4-byte storage elements: fp32, or words of four E8M0
+                    if (layout == FQ_SCALE_LAYOUT_PACKED_UE8M0) {
+                        w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+                        w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL);
+                    }
+                    w.set(FQ_QUANT_DESC_SCALE_LAYOUT, layout); };
         c.add(fn, "rows", "MASKED: 5 rows for 2 experts", {INVALID}, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
               [=](World& w) { return query(w, w.d, 5, 64, FQ_OUTPUT_ROWWISE); })
             .setup = [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); };

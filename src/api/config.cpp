@@ -112,6 +112,9 @@ int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int6
         case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
         default: break;
     }
+    // The strides fqGetScaleBufferInfo reports (a padded extent times the element) must fit as well: with no
+    // scale column (zero rows of columnwise output) the byte count is 0 whatever the rows.
+    if (checked_mul(prows, elem) < 0 || checked_mul(pcols, elem) < 0) return -1;
     const int64_t n = checked_mul(prows, pcols);
     return n < 0 ? -1 : checked_mul(n, elem);
 }

@@ -259,36 +259,34 @@ void quantize_columnwise(const OpConfig& c, const uint16_t* in, uint8_t* out, ui
     std::vector<float> y(per_block * size_t(c.cols)), column(per_block);
     std::vector<uint8_t> codes(per_block * size_t(c.cols)), column_codes(per_block);
     std::vector<char> valid(per_block);
+    std::vector<int64_t> valid_rows;
+    valid_rows.reserve(per_block);
     for (const RowRun& run : columnwise_runs(c)) {
         uint8_t* scale_block = scales ? scales + run.index * g.bytes : nullptr;
         for (int64_t b = 0; b * block < run.rows; ++b) {
             const int64_t lo = run.first + b * block, hi = std::min(lo + block, run.first + run.rows);
-            int64_t first_valid = -1;
+            valid_rows.clear();
             for (int64_t r = lo; r < hi; ++r) {
                 valid[size_t(r - lo)] = expert[size_t(r)] >= 0;
                 if (!valid[size_t(r - lo)]) continue;
-                if (first_valid < 0) first_valid = r;
+                valid_rows.push_back(r);
                 activate_input_row(c, in, r, y.data() + (r - lo) * c.cols);
             }
-            if (first_valid < 0) continue;  // no valid row: neither data nor scale of this block is written
+            if (valid_rows.empty()) continue;  // no valid row: neither data nor scale of this block is written
             // A block straddling two CONTIGUOUS experts (offsets not a multiple of the block) takes the tensor
             // scalars (NVFP4 S_enc) of the expert of its first valid row; per-tensor values keep their row's.
-            const TensorScalars& block_t = t[size_t(expert[size_t(first_valid)])];
+            const TensorScalars& block_t = t[size_t(expert[size_t(valid_rows[0])])];
+            const auto n = int64_t(valid_rows.size());
             for (int64_t h = 0; h < c.cols; ++h) {
-                int64_t n = 0;
-                for (int64_t r = lo; r < hi; ++r)
-                    if (valid[size_t(r - lo)]) column[size_t(n++)] = y[size_t((r - lo) * c.cols + h)];
-                if (is_per_tensor(c.scheme)) {
-                    for (int64_t r = lo, i = 0; r < hi; ++r)
-                        if (valid[size_t(r - lo)]) {
-                            quantize_group(c, t[size_t(expert[size_t(r)])], &column[size_t(i)], 1, &column_codes[size_t(i)], nullptr);
-                            ++i;
-                        }
+                for (int64_t i = 0; i < n; ++i) column[size_t(i)] = y[size_t((valid_rows[size_t(i)] - lo) * c.cols + h)];
+                if (is_per_tensor(c.scheme)) {  // no block: each element with its own row's tensor scale
+                    for (int64_t i = 0; i < n; ++i)
+                        quantize_group(c, t[size_t(expert[size_t(valid_rows[size_t(i)])])], &column[size_t(i)], 1,
+                                       &column_codes[size_t(i)], nullptr);
                 } else {
                     quantize_group(c, block_t, column.data(), n, column_codes.data(), scale_block + scale_offset(g, h, b));
                 }
-                for (int64_t r = lo, i = 0; r < hi; ++r)
-                    if (valid[size_t(r - lo)]) codes[size_t((r - lo) * c.cols + h)] = column_codes[size_t(i++)];
+                for (int64_t i = 0; i < n; ++i) codes[size_t((valid_rows[size_t(i)] - lo) * c.cols + h)] = column_codes[size_t(i)];
             }
             store_columnwise(c, run, lo, hi, codes, valid, out);
         }
