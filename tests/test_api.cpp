@@ -158,11 +158,6 @@ TEST_CASE("combinations with no implementation yet answer NOT_SUPPORTED and name
         d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
         expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
     }
-    {
-        Desc d;
-        d.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
-        expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "MoE");
-    }
     Desc ok;
     CHECK(fqQuerySupport(h.h, ok.d, li.l, lo.l, name, sizeof name) == FQ_STATUS_SUCCESS);
     CHECK(std::string(name) == "host.reference");

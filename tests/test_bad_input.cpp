@@ -79,8 +79,11 @@ struct World {
     // fqScaleRepack: a source, host row offsets (3 stacked rows: batch 0 = row 0, batch 1 = rows 1-2) and a
     // destination 16 bytes larger than the valid problem's 1024 (two 128x4 SWIZZLED_128X4 blocks).
     std::vector<uint8_t> repack_src = std::vector<uint8_t>(256, 0x11);
-    std::vector<int32_t> offsets = {0, 1, 3};
+    std::vector<int32_t> repack_offsets = {0, 1, 3};
     Guarded repacked{1024 + 16};
+    // Columnwise outputs of the valid problem: [4, 64] values and S_col[64 columns, 1 block] fp32.
+    Guarded col_values{size_t(kRows * kCols)}, col_scales{size_t(kCols * 4)};
+    int32_t offsets[5] = {0, 2, 4, 4, 4}, counts[4] = {1, 1, 1, 1};  // valid MoE arrays for up to 4 experts
     std::vector<void*> holds;  // keep freed objects' addresses from being reused by a new object
 
     World() {
@@ -112,6 +115,12 @@ struct World {
     World& operator=(const World&) = delete;
 
     void set(int32_t attr, int32_t v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
+    // Asks for the columnwise output only, into the guarded columnwise buffers.
+    void columnwise() {
+        set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE);
+        setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, col_values.p());
+        setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_scales.p());
+    }
     // The descriptor's output type and the output layout's together (so only the rule under test breaks).
     void output_type(int32_t t) { set(FQ_QUANT_DESC_OUTPUT_TYPE, t); set_layout(out, FQ_TENSOR_LAYOUT_TYPE, t); }
     void setf(int32_t attr, float v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
@@ -647,11 +656,58 @@ std::vector<Combo> combos() {
          [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
         // Valid, not implemented in this version.
         {"BLOCK_2D", UNSUPPORTED, "BLOCK_2D", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); }, true},
-        {"MoE contiguous layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }, true},
-        {"MoE masked layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); }, true},
-        {"columnwise output", UNSUPPORTED, "columnwise", [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE); }, true},
-        {"rowwise and columnwise outputs", UNSUPPORTED, "columnwise",
-         [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE); }, true},
+        // MoE (SPEC §5): what needs no pointer is refused by the queries too.
+        {"CONTIGUOUS MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
+         [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }},
+        {"MASKED MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
+         [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); }},
+        {"MASKED MoE layout: 4 rows are not a multiple of 3 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS", [](World& w) {
+             w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 3);
+             w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts); }},
+        {"experts without a MoE layout", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
+         [](World& w) { w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); }},
+        {"MoE offsets without a MoE layout", INVALID, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER",
+         [](World& w) { w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets); }},
+        {"MoE counts without a MoE layout", INVALID, "FQ_QUANT_DESC_MOE_COUNTS_POINTER",
+         [](World& w) { w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts); }},
+        {"MoE offsets with the MASKED layout", INVALID, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+             w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts); w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets); }},
+        {"CONTIGUOUS MoE layout without offsets", NULLP, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); }, true},
+        {"MASKED MoE layout without counts", NULLP, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); }, true},
+        // Columnwise output (SPEC §4).
+        {"columnwise output without its values pointer", NULLP, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE);
+             w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_scales.p()); }, true},
+        {"columnwise output without its scale pointer", NULLP, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", [](World& w) {
+             w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE);
+             w.setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, w.col_values.p()); }, true},
+        {"columnwise values pointer without columnwise output", INVALID, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER",
+         [](World& w) { w.setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, w.col_values.p()); }, true},
+        {"columnwise scale pointer without columnwise output", INVALID, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER",
+         [](World& w) { w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_scales.p()); }, true},
+        {"columnwise transpose without columnwise output", INVALID, "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE",
+         [](World& w) { w.set(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, 1); }, true},
+        {"columnwise block 128 without columnwise output", INVALID, "FQ_QUANT_DESC_COLUMNWISE_BLOCK",
+         [](World& w) { w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 128); }, true},
+        {"columnwise block 64", INVALID, "FQ_QUANT_DESC_COLUMNWISE_BLOCK",
+         [](World& w) { w.columnwise(); w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 64); }, true},
+        {"columnwise block 128 for MXFP8 (its blocks are 32)", INVALID, "FQ_QUANT_DESC_COLUMNWISE_BLOCK", [](World& w) {
+             w.columnwise(); w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 128); }, true},
+        {"transposed FP4 columnwise of 3 rows", INVALID, "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE", [](World& w) {
+             w.columnwise(); w.set(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, 1);
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP4); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, 3); w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 3); }, true},
+        {"transposed FP4 columnwise, MASKED max_m 1", INVALID, "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE", [](World& w) {
+             w.columnwise(); w.set(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, 1);
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP4); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 4);
+             w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts); }, true},
     };
 }
 
@@ -705,8 +761,35 @@ void query_cases(Cases& c) {
             c.add(fn, "cols", str(k), {INVALID}, "cols", [=](World& w) { return query(w, w.d, 4, k, FQ_OUTPUT_ROWWISE); });
         for (int32_t which : {0, 3, -1, 4, INT32_MIN, INT32_MAX})
             c.add(fn, "which", str(which), {INVALID}, "which", [=](World& w) { return query(w, w.d, 4, 64, which); });
-        c.add(fn, "which", "FQ_OUTPUT_COLUMNWISE (no implementation)", {UNSUPPORTED}, "columnwise",
+        c.add(fn, "which", "FQ_OUTPUT_COLUMNWISE (answers: 64 columns x 1 block of fp32)", {OK}, "",
               [=](World& w) { return query(w, w.d, 4, 64, FQ_OUTPUT_COLUMNWISE); });
+        c.add(fn, "which", "FQ_OUTPUT_COLUMNWISE with a columnwise block of 64", {INVALID}, "FQ_QUANT_DESC_COLUMNWISE_BLOCK",
+              [=](World& w) { return query(w, w.d, 4, 64, FQ_OUTPUT_COLUMNWISE); })
+            .setup = [](World& w) { w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 64); };
+        c.add(fn, "which", "FQ_OUTPUT_COLUMNWISE of NVFP4 with a columnwise block of 128", {INVALID}, "FQ_QUANT_DESC_COLUMNWISE_BLOCK",
+              [=](World& w) { return query(w, w.d, 4, 64, FQ_OUTPUT_COLUMNWISE); })
+            .setup = [](World& w) {
+                w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+                w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 128); };
+        for (int32_t layout : {FQ_SCALE_LAYOUT_COL_MAJOR, FQ_SCALE_LAYOUT_PACKED_UE8M0})
+            c.add(fn, "cols", std::string("columnwise, 0 rows of 2^62 columns: the S_col stride overflows, ") +
+                  (layout == FQ_SCALE_LAYOUT_COL_MAJOR ? "COL_MAJOR" : "PACKED_UE8M0"), {INVALID}, "overflow",
+                  [=](World& w) { return query(w, w.d, 0, int64_t(1) << 62, FQ_OUTPUT_COLUMNWISE); })
+                .setup = [layout](World& w) {  // 4-byte storage elements: fp32, or words of four E8M0
+                    if (layout == FQ_SCALE_LAYOUT_PACKED_UE8M0) {
+                        w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+                        w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL);
+                    }
+                    w.set(FQ_QUANT_DESC_SCALE_LAYOUT, layout); };
+        c.add(fn, "rows", "MASKED: 5 rows for 2 experts", {INVALID}, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
+              [=](World& w) { return query(w, w.d, 5, 64, FQ_OUTPUT_ROWWISE); })
+            .setup = [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); };
+        c.add(fn, "rows", "MASKED: 2^62 rows of 2 experts, swizzled: blocks overflow", {INVALID}, "overflow",
+              [=](World& w) { return query(w, w.d, int64_t(1) << 62, 64, FQ_OUTPUT_ROWWISE); })
+            .setup = [](World& w) {
+                w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+                w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+                w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4); };
         const struct { const char* how; int32_t scheme, layout; int64_t rows, cols; } overflowing[] = {
             {"per-group, INT64_MAX x INT64_MAX", FQ_SCHEME_PER_GROUP, FQ_SCALE_LAYOUT_ROW_MAJOR, INT64_MAX, INT64_MAX},
             {"per-group, 2^40 x 2^40", FQ_SCHEME_PER_GROUP, FQ_SCALE_LAYOUT_ROW_MAJOR, 1LL << 40, 1LL << 40},
@@ -789,12 +872,14 @@ void quantize_cases(Cases& c) {
     using Spoil = std::function<void(World&, QArgs&)>;
     using Setup = std::function<void(World&)>;
     auto q = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil,
-                  Setup setup = nullptr) {
-        c.add("fqQuantize", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
-             QArgs a = valid_args(w);
-             spoil(w, a);
-             return quantize(a);
-         }).setup = std::move(setup);
+                  Setup setup = nullptr) -> Case& {
+        Case& k = c.add("fqQuantize", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
+            QArgs a = valid_args(w);
+            spoil(w, a);
+            return quantize(a);
+        });
+        k.setup = std::move(setup);
+        return k;
     };
     const Spoil none = [](World&, QArgs&) {};
     q("handle", "valid problem (control)", {OK}, "", none);
@@ -868,8 +953,49 @@ void quantize_cases(Cases& c) {
     q("handle", "pinned variant refuses the problem", {UNSUPPORTED}, "FQ_HANDLE_VARIANT", none, [](World& w) {
         const int32_t v = 0;
         REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-        w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
+        w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
     });
+    // MoE and columnwise pointers (SPEC §5, §4).
+    const Setup contiguous = [](World& w) {
+        w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+        w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets);
+    };
+    const Setup masked = [](World& w) {  // [2 experts, 2 rows], one valid row each
+        w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+        w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts);
+    };
+    q("desc", "CONTIGUOUS MoE layout, 2 experts (control)", {OK}, "", none, contiguous);
+    q("desc", "MASKED MoE layout, rows past the counts keep their bytes (control)", {OK}, "", none, masked)
+        .after = [](World& w) { return w.values.at(64) == kPoison && w.values.at(3 * 64 + 63) == kPoison; };
+    q("desc", "odd FQ_QUANT_DESC_MOE_OFFSETS_POINTER", {MISALIGNED}, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER", none,
+      [contiguous](World& w) { contiguous(w); w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, reinterpret_cast<uint8_t*>(w.offsets) + 1); });
+    q("desc", "odd FQ_QUANT_DESC_MOE_COUNTS_POINTER", {MISALIGNED}, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", none,
+      [masked](World& w) { masked(w); w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, reinterpret_cast<uint8_t*>(w.counts) + 2); });
+    q("desc", "offsets far outside the rows are clamped (nothing outside the buffers)", {OK}, "", none, [contiguous](World& w) {
+        contiguous(w);
+        w.offsets[0] = INT32_MIN; w.offsets[1] = INT32_MAX; w.offsets[2] = -5;
+    });
+    q("desc", "counts far outside max_m are clamped (nothing outside the buffers)", {OK}, "", none, [masked](World& w) {
+        masked(w);
+        w.counts[0] = INT32_MAX; w.counts[1] = INT32_MIN;
+    });
+    q("scalesSizeInBytes", "MASKED swizzled MXFP8: one expert's block of two", {SMALL}, "scalesSizeInBytes",
+      [](World&, QArgs& a) { a.sbytes = 512; }, [masked](World& w) {
+          masked(w);
+          w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+          w.set(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4);
+      });
+    q("output", "NULL, with columnwise output only (allowed: unused)", {OK}, "", [](World&, QArgs& a) {
+        a.y = nullptr; a.s = nullptr; a.sbytes = 0;
+    }, [](World& w) { w.columnwise(); });
+    q("desc", "odd FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER (fp32 scales)", {MISALIGNED}, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER",
+      none, [](World& w) { w.columnwise(); w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_scales.p() + 1); });
+    q("desc", "columnwise output only (control): every columnwise byte written, the rowwise buffers untouched", {OK}, "",
+      none, [](World& w) { w.columnwise(); })
+        .after = [](World& w) {
+            return w.values.untouched_from(0) && w.scales.untouched_from(0) && w.col_values.at(255) != kPoison &&
+                   w.col_scales.at(255) != kPoison;
+        };
     for (const Combo& k : combos()) q("desc", k.how, {k.want}, k.names, none, k.setup);
     for (const LayoutCombo& k : layout_combos()) q(k.names, k.how, {INVALID}, k.names, none, k.setup);
 }
@@ -897,7 +1023,7 @@ RArgs valid_repack(World& w) {
 }
 void stacked(World& w, RArgs& a) {
     a.batching = FQ_SCALE_REPACK_STACKED_TO_BLOCKS;
-    a.offsets = w.offsets.data();
+    a.offsets = w.repack_offsets.data();
     a.stacked_rows = 3;
     a.src_bytes = 9;
 }
@@ -957,7 +1083,7 @@ void repack_cases(Cases& c) {
         a.dst_bytes = 9;
     }).after = [](World& w) { return w.repacked.untouched_from(9); };
     r("rowOffsets", "given with FQ_SCALE_REPACK_BLOCKS", {INVALID}, "rowOffsets",
-      [](World& w, RArgs& a) { a.offsets = w.offsets.data(); });
+      [](World& w, RArgs& a) { a.offsets = w.repack_offsets.data(); });
     r("rowOffsets", "NULL with STACKED_TO_BLOCKS", {NULLP}, "rowOffsets", [](World& w, RArgs& a) { stacked(w, a); a.offsets = nullptr; });
     r("rowOffsets", "NULL with BLOCKS_TO_STACKED", {NULLP}, "rowOffsets", [](World& w, RArgs& a) {
         stacked(w, a);
@@ -966,10 +1092,10 @@ void repack_cases(Cases& c) {
     });
     r("rowOffsets", "odd address", {MISALIGNED}, "rowOffsets", [](World& w, RArgs& a) {
         stacked(w, a);
-        a.offsets = reinterpret_cast<const int32_t*>(reinterpret_cast<const uint8_t*>(w.offsets.data()) + 1);
+        a.offsets = reinterpret_cast<const int32_t*>(reinterpret_cast<const uint8_t*>(w.repack_offsets.data()) + 1);
     });
     r("rowOffsets", "garbage values (allowed: read in range, never outside the buffers)", {OK}, "", [](World& w, RArgs& a) {
-        w.offsets = {INT32_MAX, -5, INT32_MIN};
+        w.repack_offsets = {INT32_MAX, -5, INT32_MIN};
         stacked(w, a);
     });
     r("stackedRows", "5 with FQ_SCALE_REPACK_BLOCKS", {INVALID}, "stackedRows", [](World&, RArgs& a) { a.stacked_rows = 5; });
@@ -1102,7 +1228,7 @@ void run_case(const Case& k) {
         }
     }
     for (const Guarded* g : {&w.values, &w.scales, &w.attr, &w.written, &w.name, &w.value, &w.count, &w.size, &w.obj,
-                             &w.repacked})
+                             &w.repacked, &w.col_values, &w.col_scales})
         CHECK(g->guards_intact());
     if (got != FQ_STATUS_SUCCESS) {
         // A failing call writes none of the caller's outputs (fqQuerySupport clears its name first, the
@@ -1110,6 +1236,8 @@ void run_case(const Case& k) {
         CHECK(w.values.untouched_from(0));
         CHECK(w.repacked.untouched_from(0));
         CHECK(w.scales.untouched_from(0));
+        CHECK(w.col_values.untouched_from(0));
+        CHECK(w.col_scales.untouched_from(0));
         CHECK(w.attr.untouched_from(0));
         CHECK(w.value.untouched_from(0));
         CHECK(w.count.untouched_from(0));

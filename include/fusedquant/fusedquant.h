@@ -185,17 +185,25 @@ enum fqScaleApply {
     FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL = 1 /**< q = enc(y * (1 / s)) (TransformerEngine, DeepGEMM) */
 };
 
-/** MoE input arrangement (SPEC §5). */
+/** MoE input arrangement (SPEC §5, docs/moe.md). Rows no expert owns are neither read nor written (values,
+ *  and the scale slots of their row); device arrays are clamped into the buffers, never trusted. */
 enum fqMoeLayout {
     FQ_MOE_LAYOUT_NONE = 0,
-    FQ_MOE_LAYOUT_CONTIGUOUS = 1, /**< stacked rows, int32 offsets[E+1] on the device */
-    FQ_MOE_LAYOUT_MASKED = 2      /**< [E, max_m, .], int32 counts[E] on the device */
+    FQ_MOE_LAYOUT_CONTIGUOUS = 1, /**< stacked rows [M, W]: expert e owns rows [offsets[e], offsets[e+1]) (int32
+                                       offsets[E+1] on the device, non-decreasing, clamped to [0, M]); with
+                                       counts[E] also given, only the first counts[e] rows of that slot. Scales
+                                       use the layout of all M rows (one block), indexed by the stacked row */
+    FQ_MOE_LAYOUT_MASKED = 2      /**< [E, max_m, W] as E*max_m rows: expert e owns its first counts[e] rows
+                                       (int32 counts[E] on the device, clamped to [0, max_m]). Scales are E
+                                       blocks, each the layout of max_m rows (FQ_SCALE_INFO_BATCH_STRIDE apart) */
 };
 
-/** Which quantized outputs to write (bit mask). */
+/** Which quantized outputs to write (bit mask; both = one pass over the input). */
 enum fqOutputs {
-    FQ_OUTPUT_ROWWISE = 1,   /**< blocks along the row (the usual activation operand) */
-    FQ_OUTPUT_COLUMNWISE = 2 /**< blocks along M (the weight-gradient operand) */
+    FQ_OUTPUT_ROWWISE = 1,   /**< blocks along the row (the usual activation operand): `output`, `scales` */
+    FQ_OUTPUT_COLUMNWISE = 2 /**< blocks of COLUMNWISE_BLOCK rows down each column (the weight-gradient operand):
+                                  scales S_col[h, b] (column h, row block b) in the scale layout with the roles
+                                  of rows and columns swapped; to the COLUMNWISE_* pointers */
 };
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -285,21 +293,29 @@ enum fqQuantDescAttribute {
     FQ_QUANT_DESC_SWIGLU_ALPHA = 15,          /**< float, default 1.702 */
     FQ_QUANT_DESC_SWIGLU_BETA = 16,           /**< float, default 1.0 */
     FQ_QUANT_DESC_SWIGLU_LIMIT = 17,          /**< float, default 7.0; +inf = no clamp */
-    FQ_QUANT_DESC_STATIC_SCALE_POINTER = 18,  /**< const float*: PER_TENSOR_STATIC scale (one per expert
-                                                   for MoE layouts) */
+    FQ_QUANT_DESC_STATIC_SCALE_POINTER = 18,  /**< const float*: PER_TENSOR_STATIC scale (E floats, one per
+                                                   expert, under a MoE layout) */
     FQ_QUANT_DESC_SCALE_UB_POINTER = 19,      /**< const float*, default NULL: scale upper bound (fp8) */
-    FQ_QUANT_DESC_ROW_PROB_POINTER = 20,      /**< const float*, default NULL: y *= prob[row] */
+    FQ_QUANT_DESC_ROW_PROB_POINTER = 20,      /**< const float*, default NULL: y *= prob[row], row of the 2-D
+                                                   input (MASKED: e*max_m + i) */
     FQ_QUANT_DESC_MOE_LAYOUT = 21,            /**< int32_t fqMoeLayout, default NONE */
-    FQ_QUANT_DESC_MOE_NUM_EXPERTS = 22,       /**< int32_t E, default 0 */
-    FQ_QUANT_DESC_MOE_OFFSETS_POINTER = 23,   /**< const int32_t*: E+1 row offsets (CONTIGUOUS) */
-    FQ_QUANT_DESC_MOE_COUNTS_POINTER = 24,    /**< const int32_t*: E valid row counts (MASKED) */
+    FQ_QUANT_DESC_MOE_NUM_EXPERTS = 22,       /**< int32_t E >= 1 with a MoE layout, else 0 (default) */
+    FQ_QUANT_DESC_MOE_OFFSETS_POINTER = 23,   /**< const int32_t*: E+1 row offsets (CONTIGUOUS only) */
+    FQ_QUANT_DESC_MOE_COUNTS_POINTER = 24,    /**< const int32_t*: E valid row counts (MASKED; optional for
+                                                   CONTIGUOUS) */
     FQ_QUANT_DESC_OUTPUTS = 25,               /**< int32_t fqOutputs mask, default ROWWISE */
-    FQ_QUANT_DESC_COLUMNWISE_BLOCK = 26,      /**< int32_t: 32 or 128 rows per columnwise block, default 32 */
-    FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE = 27,  /**< int32_t 0/1: columnwise data written as [H, M] */
-    FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER = 28, /**< void*: columnwise values */
-    FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER = 29,  /**< void*: columnwise scales */
-    FQ_QUANT_DESC_GLOBAL_AMAX_POINTER = 30    /**< const float*, default NULL: NVFP4 global amax
-                                                   (NULL: computed on the device) */
+    FQ_QUANT_DESC_COLUMNWISE_BLOCK = 26,      /**< int32_t: 32 or 128 rows per columnwise block (fp32-scale
+                                                   schemes, PER_TOKEN included), default 32; MXFP8/MXFP4 use
+                                                   32 and NVFP4 16, with this left at 32 */
+    FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE = 27,  /**< int32_t 0/1, default 0: columnwise data [H, M] (row stride
+                                                   M; MASKED [E, H, max_m]) instead of the output layout's
+                                                   [M, H]. Transposed FP4 packs rows 2i, 2i+1 per byte */
+    FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER = 28, /**< void*: columnwise values, as many bytes as the output */
+    FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER = 29,  /**< void*: columnwise scales, fqGetScaleBufferSize(...,
+                                                       FQ_OUTPUT_COLUMNWISE) bytes (fp32: 4-byte aligned) */
+    FQ_QUANT_DESC_GLOBAL_AMAX_POINTER = 30    /**< const float*, default NULL: NVFP4 global amax, one per
+                                                   expert under a MoE layout (NULL: the amax of the tensor's,
+                                                   or the expert's, valid rows, computed on the device) */
 };
 FQ_API fqStatus_t fqQuantDescSetAttribute(fqQuantDesc_t desc, int32_t attr, const void* buf,
                                           size_t sizeInBytes);
@@ -313,22 +329,28 @@ FQ_API fqStatus_t fqQuantDescGetAttribute(fqQuantDesc_t desc, int32_t attr, void
 /* ---------------------------------------------------------------------------------------------- */
 
 /** Facts about the scale buffer for an output of `rows` x `cols` quantized values (SPEC §4). Strides are
- *  in bytes, of the storage element (a float, a byte, or for PACKED_UE8M0 an int32 of four scales). */
+ *  in bytes, of the storage element (a float, a byte, or for PACKED_UE8M0 an int32 of four scales). The
+ *  shape facts describe one block; the buffer holds BATCH blocks, BATCH_STRIDE bytes apart. Columnwise:
+ *  the logical scales are S_col[h, b], so ROWS = cols (H) and COLS = ceil(rows / block). */
 enum fqScaleInfo {
-    FQ_SCALE_INFO_BYTES = 0,          /**< total bytes the buffer needs, padding included */
-    FQ_SCALE_INFO_ROWS = 1,           /**< logical scale rows (M, or 1 for per-tensor) */
-    FQ_SCALE_INFO_COLS = 2,           /**< logical scale columns (groups per row, ceil(cols / G)) */
+    FQ_SCALE_INFO_BYTES = 0,          /**< total bytes the buffer needs, padding and every block included */
+    FQ_SCALE_INFO_ROWS = 1,           /**< logical scale rows of a block (M; MASKED max_m; columnwise H; 1 for
+                                           per-tensor dynamic, 0 for static) */
+    FQ_SCALE_INFO_COLS = 2,           /**< logical scale columns (groups per row, ceil(cols / G); columnwise
+                                           ceil(M / block)) */
     FQ_SCALE_INFO_PADDED_ROWS = 3,    /**< rows including layout padding */
     FQ_SCALE_INFO_PADDED_COLS = 4,    /**< scale columns including layout padding */
     FQ_SCALE_INFO_ROW_STRIDE = 5,     /**< bytes between scales of consecutive rows (0: not affine) */
     FQ_SCALE_INFO_COL_STRIDE = 6,     /**< bytes between consecutive storage columns (0: not affine) */
     FQ_SCALE_INFO_ELEMENT_BYTES = 7,  /**< bytes of one storage element */
     FQ_SCALE_INFO_DTYPE = 8,          /**< fqDataType of one scale */
-    FQ_SCALE_INFO_BATCH = 9,          /**< scale blocks (experts for MASKED MoE, else 1) */
-    FQ_SCALE_INFO_BATCH_STRIDE = 10   /**< bytes between consecutive batches' scale blocks */
+    FQ_SCALE_INFO_BATCH = 9,          /**< scale blocks: E for MASKED MoE and for per-tensor schemes under either
+                                           MoE layout (one scale per expert), else 1 */
+    FQ_SCALE_INFO_BATCH_STRIDE = 10   /**< bytes between consecutive blocks (a block's bytes) */
 };
 
-/** The bytes the scale buffer needs; `which` is FQ_OUTPUT_ROWWISE or FQ_OUTPUT_COLUMNWISE. */
+/** The bytes the scale buffer needs for an output of `rows` x `cols` values (the output layout's rows, so
+ *  E*max_m for MASKED); `which` is FQ_OUTPUT_ROWWISE or FQ_OUTPUT_COLUMNWISE. */
 FQ_API fqStatus_t fqGetScaleBufferSize(fqQuantDesc_t desc, int64_t rows, int64_t cols, int32_t which,
                                        size_t* sizeInBytes);
 /** One fact (fqScaleInfo) about the scale buffer. */
@@ -360,9 +382,11 @@ FQ_API fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name,
  *  its scales, in the layout the descriptor names. Asynchronous on `stream` for a CUDA handle (no
  *  allocation, no host synchronisation, capturable in a CUDA graph); synchronous on the host backend.
  *  `scales` holds `scalesSizeInBytes` bytes, at least fqGetScaleBufferSize(); padding is written with 0.
- *  Columnwise outputs, when asked for, go to the descriptor's COLUMNWISE_* pointers. On every backend the
- *  input must be 2-byte aligned, and fp32 scales and the descriptor's float pointers 4-byte aligned
- *  (else FQ_STATUS_MISALIGNED). A failing call writes nothing. */
+ *  Columnwise outputs, when asked for, go to the descriptor's COLUMNWISE_* pointers; `output` and `scales`
+ *  are unused (may be NULL) when FQ_QUANT_DESC_OUTPUTS is COLUMNWISE alone. Under a MoE layout only the
+ *  experts' valid rows are read and written (docs/moe.md). On every backend the input must be 2-byte
+ *  aligned, fp32 scales and the descriptor's float and int32 pointers 4-byte aligned (else
+ *  FQ_STATUS_MISALIGNED). A failing call writes nothing. */
 FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout,
                              const void* input, fqTensorLayout_t outputLayout, void* output, void* scales,
                              size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,

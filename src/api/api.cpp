@@ -420,15 +420,13 @@ fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, 
     return guarded("fqGetScaleBufferInfo", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
         if (!value) return fail(FQ_STATUS_NULL_POINTER, "value: NULL output pointer");
-        if (which == FQ_OUTPUT_COLUMNWISE)
-            return fail(FQ_STATUS_NOT_SUPPORTED, "which: columnwise scale buffers have no implementation in this version");
         OpConfig c;
         FQ_TRY(resolve_quantization(*desc, rows, cols, which, &c));
-        const ScaleGeometry& g = c.scales;
+        const ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c.scales : c.col_scales;
         const bool affine = g.layout != ScaleLayout::Swizzled128x4 && g.layout != ScaleLayout::PackedUe8m0;
         const bool row_major = g.layout == ScaleLayout::RowMajor;
         switch (info) {
-            case FQ_SCALE_INFO_BYTES: *value = g.bytes; break;
+            case FQ_SCALE_INFO_BYTES: *value = g.bytes * c.scale_batch; break;
             case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
             case FQ_SCALE_INFO_COLS: *value = g.cols; break;
             case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
@@ -441,7 +439,7 @@ fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, 
                 break;
             case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
             case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;
-            case FQ_SCALE_INFO_BATCH: *value = 1; break;
+            case FQ_SCALE_INFO_BATCH: *value = c.scale_batch; break;
             case FQ_SCALE_INFO_BATCH_STRIDE: *value = g.bytes; break;
             default: return fail(FQ_STATUS_INVALID_VALUE, "info: {} is not an fqScaleInfo value", info);
         }
@@ -515,30 +513,41 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &c));
         (void)workspace;
         (void)workspace_bytes;  // no variant needs workspace (fqGetWorkspaceSize returns 0)
-        if (size_t(c.scales.bytes) > scales_bytes)
-            return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales",
-                        scales_bytes, c.scales.bytes, name(c.scales.layout), c.scales.rows, c.scales.cols);
+        // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
+        const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
+        const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
+        if (size_t(rowwise_scale_bytes) > scales_bytes)
+            return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales{}",
+                        scales_bytes, rowwise_scale_bytes, name(c.scales.layout), c.scales.rows, c.scales.cols,
+                        c.scale_batch > 1 ? fmt::format(" in each of {} blocks", c.scale_batch) : "");
         if (c.rows > 0) {
             if (!input) return fail(FQ_STATUS_NULL_POINTER, "input: NULL");
-            if (!output) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
+            if (!output && c.rowwise()) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
         }
-        if (c.scales.bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", c.scales.bytes);
+        if (rowwise_scale_bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", rowwise_scale_bytes);
         // Element alignment, on every backend alike: the host reads 16-bit inputs and fp32 values in place,
         // and the kernels need at least as much.
         if (c.rows > 0 && (reinterpret_cast<uintptr_t>(input) & 1u))
             return fail(FQ_STATUS_MISALIGNED, "input: {} is not 2-byte aligned (16-bit elements)", input);
-        if (c.scales.type == DType::Fp32 && c.scales.bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
+        if (c.scales.type == DType::Fp32 && rowwise_scale_bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
             return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
-        // Every pointer the call reads or writes; the descriptor's are fp32 values.
+        const void* col_scales = col_scale_bytes > 0 ? c.col_scales_ptr : nullptr;
+        // Every pointer the call reads or writes; the descriptor's first six hold 4-byte elements (fp32 or
+        // int32), and so do fp32 columnwise scales.
         const std::pair<const char*, const void*> ptrs[] = {
             {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
             {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
-            {"input", c.rows ? input : nullptr}, {"output", c.rows ? output : nullptr},
-            {"scales", c.scales.bytes ? scales : nullptr}};
-        constexpr size_t kDescPointers = 4;
-        for (size_t i = 0; i < kDescPointers; ++i)
+            {"FQ_QUANT_DESC_MOE_OFFSETS_POINTER", c.moe_offsets}, {"FQ_QUANT_DESC_MOE_COUNTS_POINTER", c.moe_counts},
+            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? col_scales : nullptr},
+            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? nullptr : col_scales},
+            {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.columnwise() && c.rows ? c.col_output : nullptr},
+            {"input", c.rows ? input : nullptr}, {"output", c.rows && c.rowwise() ? output : nullptr},
+            {"scales", rowwise_scale_bytes ? scales : nullptr}};
+        constexpr size_t kFourBytePointers = 7;
+        for (size_t i = 0; i < kFourBytePointers; ++i)
             if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
-                return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned (fp32)", ptrs[i].first, ptrs[i].second);
+                return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
+                            i == 4 || i == 5 ? "int32" : "fp32");
         if (handle->backend == Backend::Cuda) {
             // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
             for (const auto& [arg, p] : ptrs)

@@ -101,6 +101,67 @@ fqStatus_t check_microscaling(const fqQuantDescOpaque& d, Scheme scheme) {
     return FQ_STATUS_SUCCESS;
 }
 
+// The bytes of `srows` x `scols` logical scales in `layout` with its padding, every step checked: -1 when
+// any product overflows int64_t. It mirrors make_scale_geometry(), which then computes without checks.
+int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int64_t scols) {
+    if (srows > kInt64Max - 128 || scols > kInt64Max - 4) return -1;  // no layout pads further than that
+    int64_t prows = srows, pcols = scols, elem = scale_type_bytes(stype);
+    switch (layout) {
+        case ScaleLayout::ColMajorTma: prows = round_up(srows, 16 / elem); break;
+        case ScaleLayout::Swizzled128x4: prows = round_up(srows, 128); pcols = round_up(scols, 4); break;
+        case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
+        default: break;
+    }
+    // The strides fqGetScaleBufferInfo reports (a padded extent times the element) must fit as well: with no
+    // scale column (zero rows of columnwise output) the byte count is 0 whatever the rows.
+    if (checked_mul(prows, elem) < 0 || checked_mul(pcols, elem) < 0) return -1;
+    const int64_t n = checked_mul(prows, pcols);
+    return n < 0 ? -1 : checked_mul(n, elem);
+}
+
+// SPEC §5: the MoE attributes that need no pointer, for an output of `rows` rows. The arrays themselves
+// live on the device and are checked only for presence, at execution (build_config).
+fqStatus_t check_moe(const fqQuantDescOpaque& d, int64_t rows, OpConfig* c) {
+    const auto moe = MoeLayout(d.moe_layout);
+    c->moe = moe;
+    if (moe == MoeLayout::None) {
+        if (d.moe_num_experts != 0)
+            return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MOE_NUM_EXPERTS: {} experts without a MoE layout; set "
+                        "FQ_QUANT_DESC_MOE_LAYOUT or leave it 0", d.moe_num_experts);
+        if (d.moe_offsets || d.moe_counts)
+            return fail(FQ_STATUS_INVALID_VALUE, "{}: set without a MoE layout (FQ_QUANT_DESC_MOE_LAYOUT is NONE)",
+                        d.moe_offsets ? "FQ_QUANT_DESC_MOE_OFFSETS_POINTER" : "FQ_QUANT_DESC_MOE_COUNTS_POINTER");
+        c->num_experts = 0;
+        c->expert_rows = 0;
+        return FQ_STATUS_SUCCESS;
+    }
+    const char* layout = moe == MoeLayout::Masked ? "MASKED" : "CONTIGUOUS";
+    if (d.moe_num_experts <= 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MOE_NUM_EXPERTS: {} experts; the {} MoE layout needs at least 1",
+                    d.moe_num_experts, layout);
+    if (moe == MoeLayout::Masked && d.moe_offsets)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER: the MASKED layout reads counts "
+                    "(FQ_QUANT_DESC_MOE_COUNTS_POINTER), not offsets");
+    if (moe == MoeLayout::Masked && rows % d.moe_num_experts != 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MOE_NUM_EXPERTS: MASKED input [E, max_m, W] is E x max_m "
+                    "rows, but {} rows are not a multiple of {} experts", rows, d.moe_num_experts);
+    c->num_experts = d.moe_num_experts;
+    c->expert_rows = moe == MoeLayout::Masked ? rows / d.moe_num_experts : 0;
+    return FQ_STATUS_SUCCESS;
+}
+
+// The rows of the columnwise block (SPEC §4, columnwise): FQ_QUANT_DESC_COLUMNWISE_BLOCK (32 or 128) for the
+// fp32-scale schemes, the scheme's own block (32, NVFP4 16) for the microscaling ones.
+fqStatus_t columnwise_block(const fqQuantDescOpaque& d, Scheme scheme, int64_t* block) {
+    if (d.columnwise_block != 32 && d.columnwise_block != 128)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_COLUMNWISE_BLOCK: {} rows is not 32 or 128", d.columnwise_block);
+    if (is_microscaling(scheme) && d.columnwise_block != 32)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_COLUMNWISE_BLOCK: {} columnwise blocks are its own {} "
+                    "rows; leave the attribute at 32", name(scheme), scheme == Scheme::Nvfp4 ? 16 : 32);
+    *block = scheme == Scheme::Nvfp4 ? 16 : (is_microscaling(scheme) ? 32 : d.columnwise_block);
+    return FQ_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
@@ -182,31 +243,57 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     q.reciprocal = d.scale_apply == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL;
     q.mx_floor = d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR;
 
-    // Scale geometry (SPEC §4).
+    // Scale geometry (SPEC §4, §5). Per-tensor schemes keep one scale per expert; MASKED keeps one block
+    // per expert of its max_m rows; CONTIGUOUS indexes the stacked rows as one tensor.
+    FQ_TRY(check_moe(d, rows, c));
+    const bool masked = c->moe == MoeLayout::Masked;
+    const int64_t block_rows = masked ? c->expert_rows : rows;  // the rows one scale block covers
+    c->scale_batch = masked || (c->moe != MoeLayout::None && is_per_tensor(scheme)) ? c->num_experts : 1;
     c->group = scheme_block(scheme, d.group_size, cols);
-    const int64_t srows = is_per_tensor(scheme) ? (scheme == Scheme::PerTensorDynamic ? 1 : 0) : rows;
-    const int64_t scols = is_per_tensor(scheme) ? srows : ceil_div_exact(cols, c->group);
-    // The padded extents make_scale_geometry() will compute, with every step checked first: no layout
-    // pads rows past a multiple of 128 or columns past a multiple of 4.
-    int64_t bytes = -1;
-    if (srows <= kInt64Max - 128 && scols <= kInt64Max - 4) {
-        int64_t prows = srows, pcols = scols, elem = scale_type_bytes(stype);
-        switch (layout) {
-            case ScaleLayout::ColMajorTma: prows = round_up(srows, 16 / elem); break;
-            case ScaleLayout::Swizzled128x4: prows = round_up(srows, 128); pcols = round_up(scols, 4); break;
-            case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
-            default: break;
-        }
-        const int64_t n = checked_mul(prows, pcols);
-        if (n >= 0) bytes = checked_mul(n, elem);
+    const int64_t tensor_scales = scheme == Scheme::PerTensorDynamic ? 1 : 0;
+    int64_t srows, scols;
+    if (which == FQ_OUTPUT_ROWWISE) {
+        srows = is_per_tensor(scheme) ? tensor_scales : block_rows;
+        scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(cols, c->group);
+    } else {  // S_col[h, b]: one row of scales per output column, one column per block of rows
+        FQ_TRY(columnwise_block(d, scheme, &c->col_block));
+        srows = is_per_tensor(scheme) ? tensor_scales : cols;
+        scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(block_rows, c->col_block);
     }
-    if (bytes < 0)
-        return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values overflow a 64-bit byte count",
-                    srows, scols, rows, cols);
-    c->scales = make_scale_geometry(layout, stype, srows, scols);
-    if (c->scales.bytes != bytes)
-        return fail(FQ_STATUS_INTERNAL_ERROR, "scale buffer of {} bytes, but the overflow check computed {}",
-                    c->scales.bytes, bytes);
+    const int64_t block_bytes = checked_scale_bytes(layout, stype, srows, scols);
+    if (block_bytes < 0 || checked_mul(block_bytes, c->scale_batch) < 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values{} overflow a 64-bit byte count",
+                    srows, scols, rows, cols, c->scale_batch > 1 ? fmt::format(" in {} blocks", c->scale_batch) : "");
+    ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales;
+    g = make_scale_geometry(layout, stype, srows, scols);
+    if (g.bytes != block_bytes)
+        return fail(FQ_STATUS_INTERNAL_ERROR, "scale buffer of {} bytes, but the overflow check computed {}", g.bytes,
+                    block_bytes);
+    return FQ_STATUS_SUCCESS;
+}
+
+// The columnwise attributes of an execution (SPEC §4): the pointers when columnwise output is asked for,
+// and none of them set when it is not (they would be silently ignored).
+fqStatus_t check_columnwise(const fqQuantDescOpaque& d, const fqTensorLayoutOpaque& out, const OpConfig* c) {
+    if (!c->columnwise()) {
+        if (d.columnwise_output || d.columnwise_scales || d.columnwise_transpose || d.columnwise_block != 32)
+            return fail(FQ_STATUS_INVALID_VALUE, "{}: set, but FQ_QUANT_DESC_OUTPUTS does not ask for FQ_OUTPUT_COLUMNWISE",
+                        d.columnwise_output ? "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER"
+                        : d.columnwise_scales ? "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER"
+                        : d.columnwise_transpose ? "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE" : "FQ_QUANT_DESC_COLUMNWISE_BLOCK");
+        return FQ_STATUS_SUCCESS;
+    }
+    if (out.rows > 0 && !d.columnwise_output)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER: NULL, but FQ_QUANT_DESC_OUTPUTS asks "
+                    "for columnwise values");
+    if (c->col_scales.bytes > 0 && !d.columnwise_scales)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER: NULL, but {} bytes of columnwise "
+                    "scales are written", c->col_scales.bytes * c->scale_batch);
+    // Transposed FP4 packs two rows of a column per byte: every row run (max_m per expert) must pair up.
+    const int64_t run = c->moe == MoeLayout::Masked ? c->expert_rows : out.rows;
+    if (d.columnwise_transpose && out.dtype == FQ_TYPE_FP4_E2M1 && run % 2 != 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE: transposed FP4 packs two rows per byte; "
+                    "{} {} is odd", run, c->moe == MoeLayout::Masked ? "rows per expert (max_m)" : "rows");
     return FQ_STATUS_SUCCESS;
 }
 
@@ -247,10 +334,23 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
         return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: FP4 values pack two per byte; cols {} must be even",
                     out.cols);
 
+    c->outputs = d.outputs;
+    if (c->outputs == 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_OUTPUTS: asks for no output (set ROWWISE, COLUMNWISE or both)");
+    // Both geometries, whichever outputs are asked for: the rowwise one carries the scheme's facts.
     FQ_TRY(resolve_quantization(d, out.rows, out.cols, FQ_OUTPUT_ROWWISE, c));
+    if (c->columnwise()) FQ_TRY(resolve_quantization(d, out.rows, out.cols, FQ_OUTPUT_COLUMNWISE, c));
     // Checked here, not in resolve_quantization: a scale-buffer size query needs no pointer.
     if (c->scheme == Scheme::PerTensorStatic && !d.static_scale)
-        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_STATIC_SCALE_POINTER: PER_TENSOR_STATIC needs the caller's scale");
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_STATIC_SCALE_POINTER: PER_TENSOR_STATIC needs the caller's scale{}",
+                    c->moe != MoeLayout::None ? " (one per expert)" : "");
+    if (c->moe == MoeLayout::Contiguous && !d.moe_offsets)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER: the CONTIGUOUS MoE layout needs E+1 = {} "
+                    "row offsets", int64_t(c->num_experts) + 1);
+    if (c->moe == MoeLayout::Masked && !d.moe_counts)
+        return fail(FQ_STATUS_NULL_POINTER, "FQ_QUANT_DESC_MOE_COUNTS_POINTER: the MASKED MoE layout needs E = {} valid "
+                    "row counts", c->num_experts);
+    FQ_TRY(check_columnwise(d, out, c));
 
     c->in_type = in.dtype == FQ_TYPE_BF16 ? InType::Bf16 : InType::Fp16;
     c->rows = in.rows;
@@ -266,11 +366,11 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
     c->static_scale = d.static_scale;
     c->scale_ub = d.scale_ub;
     c->global_amax = d.global_amax;
-    c->moe = MoeLayout(d.moe_layout);
-    c->num_experts = d.moe_num_experts;
-    c->outputs = d.outputs;
-    if (c->outputs == 0)
-        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_OUTPUTS: asks for no output (set ROWWISE, COLUMNWISE or both)");
+    c->moe_offsets = d.moe_offsets;
+    c->moe_counts = d.moe_counts;
+    c->col_transpose = d.columnwise_transpose != 0;
+    c->col_output = d.columnwise_output;
+    c->col_scales_ptr = d.columnwise_scales;
     (void)h;
     return FQ_STATUS_SUCCESS;
 }

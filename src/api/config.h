@@ -11,8 +11,9 @@ namespace fq {
 // a byte extent (rows x ld elements) that fits in 64 bits. `arg` starts the message.
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l);
 
-// Validates the quantization part of `d` for an output of rows x cols and fills the scheme, quant
-// parameters and scale geometry of `c` (`which` = FQ_OUTPUT_ROWWISE or FQ_OUTPUT_COLUMNWISE).
+// Validates the quantization and MoE parts of `d` for an output of rows x cols and fills the scheme, quant
+// parameters, MoE facts, scale batch and the scale geometry of `which`: `c->scales` for FQ_OUTPUT_ROWWISE,
+// `c->col_scales` (and `c->col_block`) for FQ_OUTPUT_COLUMNWISE. Needs no pointer.
 fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
                                 OpConfig* c);
 

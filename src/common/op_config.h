@@ -35,10 +35,27 @@ struct OpConfig {
     const float* global_amax = nullptr;  // NVFP4 (SPEC §3.3); NULL: the amax of the whole tensor's y
     ScaleGeometry scales;  // rowwise scale buffer
 
-    // MoE and columnwise outputs (SPEC §5; executed by later versions).
+    // Scale blocks of the rowwise buffer (FQ_SCALE_INFO_BATCH): E for MASKED (one `scales` geometry per
+    // expert, `scales.bytes` apart) and for per-tensor schemes under either MoE layout (one scale per
+    // expert); 1 otherwise.
+    int64_t scale_batch = 1;
+
+    // MoE (SPEC §5, docs/moe.md). Device arrays, clamped where they are read (common/moe.h).
     MoeLayout moe = MoeLayout::None;
-    int32_t num_experts = 0;
+    int32_t num_experts = 0;              // E (0 without a MoE layout)
+    int64_t expert_rows = 0;              // MASKED: max_m = rows / E
+    const int32_t* moe_offsets = nullptr; // CONTIGUOUS: E+1 row offsets
+    const int32_t* moe_counts = nullptr;  // MASKED: E counts; CONTIGUOUS (optional): valid rows per slot
+
+    // Outputs (FQ_QUANT_DESC_OUTPUTS). The columnwise output quantizes blocks of `col_block` rows of one
+    // column; its logical scales are S_col[h, b] (column h, row block b) in `col_scales`, the rowwise
+    // formulas with the roles of rows and columns swapped (SPEC §4).
     int32_t outputs = kOutputRowwise;
+    int64_t col_block = 32;
+    bool col_transpose = false;          // columnwise data [H, M] (ld M) instead of [M, H] (ld out_ld)
+    void* col_output = nullptr;
+    void* col_scales_ptr = nullptr;
+    ScaleGeometry col_scales;            // one block; `scale_batch` blocks as for the rowwise buffer
 
     // Execution facts (not part of the descriptor): whether input/output pointers and row strides allow
     // 16-byte vector access. Queries without pointers assume they do.
@@ -46,6 +63,9 @@ struct OpConfig {
 
     bool gated() const { return gate != GateLayout::None; }
     int64_t groups_per_row() const { return (cols + group - 1) / group; }
+    bool rowwise() const { return (outputs & kOutputRowwise) != 0; }
+    bool columnwise() const { return (outputs & kOutputColumnwise) != 0; }
+    int64_t experts() const { return moe == MoeLayout::None ? 1 : num_experts; }
 };
 
 }  // namespace fq

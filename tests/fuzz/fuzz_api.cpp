@@ -396,7 +396,7 @@ struct Fuzz {
         if (in_bytes > kMaxInputBytes || out_bytes > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return;
         // What the descriptor's pointers make the problem read: skip what the pools cannot back.
         const void *prob = nullptr, *col_out = nullptr, *col_sc = nullptr, *offs = nullptr, *counts = nullptr;
-        int32_t outputs = FQ_OUTPUT_ROWWISE, experts = 0;
+        int32_t outputs = FQ_OUTPUT_ROWWISE, experts = 0, moe = FQ_MOE_LAYOUT_NONE;
         desc_attr(x, FQ_QUANT_DESC_ROW_PROB_POINTER, &prob);
         desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &col_out);
         desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &col_sc);
@@ -404,12 +404,15 @@ struct Fuzz {
         desc_attr(x, FQ_QUANT_DESC_MOE_COUNTS_POINTER, &counts);
         desc_attr(x, FQ_QUANT_DESC_OUTPUTS, &outputs);
         desc_attr(x, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
+        desc_attr(x, FQ_QUANT_DESC_MOE_LAYOUT, &moe);
         if (prob && rows > int64_t(kPool) - 32) return;  // pool_pointer() may point up to 32 floats in
         if ((outputs & FQ_OUTPUT_COLUMNWISE) && (col_out || col_sc)) return;
-        if ((offs || counts) && experts >= int32_t(kPool)) return;
+        // Under a MoE layout the library reads E+1 offsets, E counts, E static scales, E global amaxes, from a
+        // pointer up to 32 elements into a pool.
+        if (moe != FQ_MOE_LAYOUT_NONE && experts >= int32_t(kPool) - 64) return;
         bool misaligned_desc = false;
         for (int32_t id : {FQ_QUANT_DESC_STATIC_SCALE_POINTER, FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER,
-                           FQ_QUANT_DESC_GLOBAL_AMAX_POINTER}) {
+                           FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, FQ_QUANT_DESC_MOE_COUNTS_POINTER}) {
             const void* p = nullptr;
             desc_attr(x, id, &p);
             misaligned_desc |= (reinterpret_cast<uintptr_t>(p) & 3u) != 0;
@@ -434,7 +437,8 @@ struct Fuzz {
         if (!wrong && s != FQ_STATUS_SUCCESS && !(s == FQ_STATUS_MISALIGNED && misaligned_desc))
             broken("a supported problem failed on buffers sized by the queries", s);
         if (s == FQ_STATUS_SUCCESS && !wrong && in_bytes + out_bytes < (1 << 16)) {  // the same bytes again
-            Block output2{size_t(out_bytes)}, scales2{sbytes, 0x3C};  // row gaps past cols keep the fill
+            // Row gaps past cols keep the fill; so do rows no MoE expert owns, and their scale slots.
+            Block output2{size_t(out_bytes)}, scales2{sbytes, uint8_t(moe == FQ_MOE_LAYOUT_NONE ? 0x3C : 0xA5)};
             if (check(fqQuantize(hh, x, in, ip, out, output2.get(), scales2.get(), sbytes, nullptr, 0, nullptr)) != FQ_STATUS_SUCCESS ||
                 std::memcmp(output.get(), output2.get(), output.n) != 0 || std::memcmp(scales.get(), scales2.get(), sbytes) != 0)
                 broken("a second run wrote different bytes");

@@ -9,6 +9,7 @@ from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, S
 
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
 ScaleLayout, ScaleRepackBatching = ENUMS["fqScaleLayout"], ENUMS["fqScaleRepackBatching"]
+Outputs, MoeLayout = ENUMS["fqOutputs"], ENUMS["fqMoeLayout"]
 _ALIASES = {"out_dtype": "output_type", "scale_dtype": "scale_type"}
 
 
@@ -19,6 +20,8 @@ def _attributes(kwargs):
     for key, value in kwargs.items():
         name = _ALIASES.get(key, key).upper()
         name = name if name in members or name + "_POINTER" not in members else name + "_POINTER"
+        if name in ("COLUMNWISE_OUTPUT_POINTER", "COLUMNWISE_SCALE_POINTER"):
+            raise TypeError(f"fusedquant: pass the columnwise buffers as col_out= and col_scales=, not {key!r}")
         if name not in members:
             raise TypeError(f"fusedquant: unexpected keyword argument {key!r}; descriptor attributes are "
                             + ", ".join(sorted(m.lower().removesuffix("_pointer") for m in members)))
@@ -96,6 +99,26 @@ def _values(out, x, lead, rows, cols, out_type):
     return out, o, 2 * ld if packed else ld
 
 
+def _col_values(col_out, x, shape, out_type):
+    """The columnwise values array (given or new) of `shape` (fp4: the last axis packed two per byte); a given
+    array must be C-contiguous with exactly that shape (the library writes it densely)."""
+    natural = _arrays.TYPE_TO_DTYPE[out_type.name]
+    if col_out is None:
+        return _arrays.empty(x.kind, x.device, shape, natural), None
+    o = _writable("col_out", wrap(col_out))
+    accepted = {_arrays.framework_dtype_name(o.kind, natural)} | ({"uint8"} if itemsize(natural) == 1 else set())
+    if o.device != x.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"col_out: the array is on {o.where}, x is on {x.where}")
+    if o.dtype not in accepted:
+        raise FusedQuantError(Status.INVALID_VALUE, f"col_out: dtype {o.dtype}; {out_type.name} values are "
+                              + " or ".join(sorted(accepted)))
+    dense = [o.itemsize * math.prod(shape[i + 1:]) for i in range(len(shape))]
+    if tuple(o.shape) != tuple(shape) or (math.prod(shape) and list(o.strides) != dense):
+        raise FusedQuantError(Status.INVALID_VALUE, f"col_out: shape {tuple(o.shape)} strides {tuple(o.strides)}; "
+                              f"the columnwise values are a contiguous {tuple(shape)}")
+    return col_out, o
+
+
 def _scales(scales, x, info):
     """The scale buffer (given, or new with a logical [rows, cols] view over it) and its Array."""
     scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
@@ -120,8 +143,11 @@ def _scales(scales, x, info):
     return view, wrap(storage)
 
 
-def quantize(x, *, out=None, scales=None, in_dtype=None, handle=None, stream=None, **attributes):
-    """Applies the activation and quantizes the rows of `x`; returns (values, scales) in x's framework.
+def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtype=None, handle=None, stream=None,
+             **attributes):
+    """Applies the activation and quantizes the rows of `x`; returns (values, scales) in x's framework, or
+    (values, scales, col_values, col_scales) when `outputs` asks for the columnwise output (values and scales
+    are None when it asks for columnwise only).
 
     x: [..., W] bfloat16 / float16 rows (W = 2H gated, else H); a NumPy array or a PyTorch CPU tensor runs on
        the host backend, a PyTorch CUDA tensor or a CuPy array on its GPU, on the current stream (or `stream`:
@@ -135,6 +161,13 @@ def quantize(x, *, out=None, scales=None, in_dtype=None, handle=None, stream=Non
     scales: optional buffer of at least scale_buffer_info(...).bytes bytes from its start, written in the
        layout's storage order; returned as given. When new, the returned scales are a [rows, groups] view
        whose strides follow the layout (S[m, k] = scales[m, k]), or the flat storage for a non-affine layout.
+    col_out, col_scales: optional columnwise buffers (outputs="columnwise" or Outputs.ROWWISE |
+       Outputs.COLUMNWISE): values [..., H] like `out`, or with columnwise_transpose=1 [H, M] ([E, H, max_m] for
+       moe_layout="masked"), C-contiguous (fp4: last axis packed); scales as `scales`, sized by
+       scale_buffer_info(..., which="columnwise"). New ones are allocated when not given.
+    MoE: moe_layout="contiguous" with moe_offsets (E+1 ints) and optionally moe_counts, or "masked" with x as
+       [E, max_m, W] and moe_counts (E ints); moe_num_experts = E. Rows no expert owns are not written
+       (docs/moe.md); pass `out` to keep their bytes.
     in_dtype: reads x as this type (e.g. "bf16" for a uint16 array of bf16 bits).
     """
     x_arr = wrap(x)
@@ -155,12 +188,35 @@ def quantize(x, *, out=None, scales=None, in_dtype=None, handle=None, stream=Non
             raise FusedQuantError(Status.INVALID_VALUE, f"x: a gated row holds gate and up halves; its width "
                                   f"{width} is odd")
         cols, out_type = width // 2 if gated else width, desc.get(QuantDescAttribute.OUTPUT_TYPE)
-        info = desc.scale_buffer_info(rows, cols)
-        out, out_arr, out_ld = _values(out, x_arr, lead, rows, cols, out_type)
-        static = desc._keep.get(QuantDescAttribute.STATIC_SCALE_POINTER) if scales is None else None
-        scales, scales_arr = _scales(scales, x_arr, info)
-        if info.bytes == 0 and static is not None:
-            scales = static  # PER_TENSOR_STATIC writes no scales: return the scale it used
+        outputs = int(desc.get(QuantDescAttribute.OUTPUTS))
+        rowwise, columnwise = bool(outputs & Outputs.ROWWISE), bool(outputs & Outputs.COLUMNWISE)
+        out_ld, out_arr, scales_arr = cols, None, None
+        if rowwise:
+            info = desc.scale_buffer_info(rows, cols)
+            out, out_arr, out_ld = _values(out, x_arr, lead, rows, cols, out_type)
+            static = desc._keep.get(QuantDescAttribute.STATIC_SCALE_POINTER) if scales is None else None
+            scales, scales_arr = _scales(scales, x_arr, info)
+            if info.bytes == 0 and static is not None:
+                scales = static  # PER_TENSOR_STATIC writes no scales: return the scale it used
+        elif out is not None or scales is not None:
+            raise FusedQuantError(Status.INVALID_VALUE, "out, scales: outputs asks for the columnwise output only")
+        if columnwise:
+            packed = out_type == DataType.FP4_E2M1
+            if desc.get(QuantDescAttribute.COLUMNWISE_TRANSPOSE):
+                experts = desc.get(QuantDescAttribute.MOE_NUM_EXPERTS)
+                masked = desc.get(QuantDescAttribute.MOE_LAYOUT) == MoeLayout.MASKED and experts > 0
+                shape = (experts, cols, rows // experts) if masked else (cols, rows)
+            else:
+                shape = (*lead, cols)
+            shape = (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
+            col_out, col_arr = _col_values(col_out, x_arr, shape, out_type)
+            col_info = desc.scale_buffer_info(rows, cols, "columnwise")
+            col_scales, col_scales_arr = _scales(col_scales, x_arr, col_info)
+            desc.set(QuantDescAttribute.COLUMNWISE_OUTPUT_POINTER, (wrap(col_out) if col_arr is None else col_arr).ptr)
+            desc.set(QuantDescAttribute.COLUMNWISE_SCALE_POINTER, col_scales_arr.ptr if col_info.bytes else 0)
+        elif col_out is not None or col_scales is not None:
+            raise FusedQuantError(Status.INVALID_VALUE, "col_out, col_scales: outputs does not ask for the "
+                                  "columnwise output")
         h = handle or default_handle(backend, x_arr.device)
         if (h.get("backend"), h.get("device")) != (backend, x_arr.device):
             raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {h.get('backend')!r} device "
@@ -171,8 +227,11 @@ def quantize(x, *, out=None, scales=None, in_dtype=None, handle=None, stream=Non
             ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
             s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
                 int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
-            h.quantize(desc, lin, x_arr.ptr, lout, out_arr.ptr, scales_arr.ptr, scales_arr.capacity,
+            h.quantize(desc, lin, x_arr.ptr, lout, 0 if out_arr is None else out_arr.ptr,
+                       0 if scales_arr is None else scales_arr.ptr, 0 if scales_arr is None else scales_arr.capacity,
                        wrap(ws).ptr if ws is not None else 0, ws_size, s)
+    if columnwise:
+        return (out if rowwise else None), (scales if rowwise else None), col_out, col_scales
     return out, scales
 
 

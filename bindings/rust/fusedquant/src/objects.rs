@@ -376,6 +376,28 @@ fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &[T]) -> Res
     Ok(())
 }
 
+/// Checks a host scale slice against the scale-buffer query of `which` for a `rows` x `cols` output.
+fn check_scales<S: Element>(
+    what: &str,
+    desc: &QuantDesc,
+    rows: i64,
+    cols: i64,
+    which: Output,
+    data: &[S],
+) -> Result<()> {
+    let need = desc.scale_buffer_size(rows, cols, which)?;
+    let element = desc.scale_buffer_info(rows, cols, which, ScaleInfo::ElementBytes)?;
+    if need > 0 && size_of::<S>() as i64 != element {
+        return Err(invalid(format!("{what}: slice elements of {} bytes for {element}-byte scales", size_of::<S>())));
+    }
+    let have = size_of_val(data);
+    if have < need {
+        let msg = format!("{what}: slice of {have} bytes is smaller than the {need} the scale layout needs");
+        return Err(Error::new(Status::InsufficientBuffer, msg));
+    }
+    Ok(())
+}
+
 /// Reads a NUL-terminated name the library writes into a caller's buffer (`fill(buf, capacity)`),
 /// growing the buffer while the name fills it.
 fn read_name(mut fill: impl FnMut(*mut c_char, usize) -> sys::fqStatus_t) -> Result<String> {
@@ -444,19 +466,14 @@ impl Handle {
             return Err(invalid("handle: quantize takes host slices; on a CUDA handle use quantize_raw".into()));
         }
         check_slice("input", input_layout, input)?;
-        check_slice("output", output_layout, output)?;
         let (rows, cols) = (output_layout.rows()?, output_layout.cols()?);
-        let need = desc.scale_buffer_size(rows, cols, Output::Rowwise)?;
+        // With the columnwise output alone, `output` and `scales` are unused (and may be empty).
+        let rowwise = desc.outputs()?.contains(&Output::Rowwise);
+        if rowwise {
+            check_slice("output", output_layout, output)?;
+            check_scales("scales", desc, rows, cols, Output::Rowwise, scales)?;
+        }
         let have = size_of_val(scales);
-        let element = desc.scale_buffer_info(rows, cols, Output::Rowwise, ScaleInfo::ElementBytes)?;
-        if need > 0 && size_of::<S>() as i64 != element {
-            let msg = format!("scales: slice elements of {} bytes for {element}-byte scales", size_of::<S>());
-            return Err(invalid(msg));
-        }
-        if have < need {
-            let msg = format!("scales: slice of {have} bytes is smaller than the {need} the scale layout needs");
-            return Err(Error::new(Status::InsufficientBuffer, msg));
-        }
         let mut workspace = vec![0u8; self.workspace_size(desc, input_layout, output_layout)?];
         // SAFETY: host memory, sizes checked above; the slices outlive this synchronous call.
         unsafe {
@@ -473,6 +490,46 @@ impl Handle {
                 ptr::null_mut(),
             )
         }
+    }
+
+    /// [`Self::quantize`] writing the columnwise output too, which `desc` must ask for
+    /// ([`QuantDesc::set_outputs`] with [`Output::Columnwise`]): its values go to `col_output` (the output's
+    /// `rows x cols` elements, dense: `[M, H]`, or `[H, M]` with `columnwise_transpose`) and its scales to
+    /// `col_scales` ([`QuantDesc::scale_buffer_size`] with [`Output::Columnwise`]). The descriptor's columnwise
+    /// pointers are set for this call and cleared after it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn quantize_with_columnwise<I: Element, O: Element, S: Element>(
+        &self,
+        desc: &mut QuantDesc,
+        input_layout: &TensorLayout,
+        input: &[I],
+        output_layout: &TensorLayout,
+        output: &mut [O],
+        scales: &mut [S],
+        col_output: &mut [O],
+        col_scales: &mut [S],
+    ) -> Result<()> {
+        if !desc.outputs()?.contains(&Output::Columnwise) {
+            return Err(invalid("desc: OUTPUTS does not ask for Output::Columnwise".into()));
+        }
+        let (rows, cols) = (output_layout.rows()?, output_layout.cols()?);
+        let dense = TensorLayout::new(output_layout.dtype()?, rows, cols, cols)?;
+        check_slice("col_output", &dense, col_output)?;
+        check_scales("col_scales", desc, rows, cols, Output::Columnwise, col_scales)?;
+        let col_scales_ptr =
+            if size_of_val(col_scales) == 0 { ptr::null_mut() } else { col_scales.as_mut_ptr().cast() };
+        // SAFETY: host slices checked above, borrowed for this synchronous call; cleared before returning.
+        unsafe {
+            desc.set_columnwise_output_pointer(col_output.as_mut_ptr().cast())?;
+            desc.set_columnwise_scale_pointer(col_scales_ptr)?;
+        }
+        let result = self.quantize(desc, input_layout, input, output_layout, output, scales);
+        // SAFETY: NULL pointers are what a descriptor without columnwise buffers holds.
+        unsafe {
+            desc.set_columnwise_output_pointer(ptr::null_mut())?;
+            desc.set_columnwise_scale_pointer(ptr::null_mut())?;
+        }
+        result
     }
 
     /// `fqQuantize` on raw pointers: on a CUDA handle, device pointers and work enqueued on `stream`

@@ -414,3 +414,40 @@ fn repack_errors_name_the_argument() {
         Status::InvalidValue
     );
 }
+#[test]
+fn masked_moe_with_both_outputs_through_the_safe_crate() -> Result<()> {
+    let h = host();
+    let mut d = QuantDesc::new()?;
+    let counts = [3i32, 1];
+    d.set_group_size(32)?.set_moe_layout(MoeLayout::Masked)?.set_moe_num_experts(2)?;
+    // SAFETY: `counts` outlives every quantize call below.
+    unsafe { d.set_moe_counts_pointer(counts.as_ptr())? };
+    d.set_outputs(&[Output::Rowwise, Output::Columnwise])?.set_columnwise_transpose(true)?;
+    assert_eq!((d.moe_layout()?, d.moe_num_experts()?, d.columnwise_transpose()?), (MoeLayout::Masked, 2, true));
+    // [E = 2, max_m = 4, 32] of 1.0: every valid group has amax 1 (scale 1/448, code 0x7E).
+    let input = TensorLayout::new(DataType::Bf16, 8, 32, 32)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 8, 32, 32)?;
+    let x = vec![0x3F80u16; 8 * 32];
+    let row_scales = d.scale_buffer(8, 32, Output::Rowwise)?;
+    let col_scales = d.scale_buffer(8, 32, Output::Columnwise)?;
+    assert_eq!((row_scales.batch, row_scales.rows, row_scales.batch_stride), (2, 4, 16));
+    assert_eq!((col_scales.batch, col_scales.rows, col_scales.cols), (2, 32, 1));
+    let (mut y, mut s) = (vec![0xABu8; 8 * 32], vec![0f32; row_scales.bytes as usize / 4]);
+    let (mut cy, mut cs) = (vec![0xABu8; 8 * 32], vec![0f32; col_scales.bytes as usize / 4]);
+    h.quantize_with_columnwise(&mut d, &input, &x, &output, &mut y, &mut s, &mut cy, &mut cs)?;
+    for r in 0..8 {
+        let want = if r < 3 || r == 4 { 0x7E } else { 0xAB }; // rows past each expert's count keep their bytes
+        assert!(y[r * 32..(r + 1) * 32].iter().all(|&b| b == want), "row {r}");
+    }
+    assert!(cs.iter().all(|&v| v == 1.0 / 448.0));
+    for e in 0..2 {
+        for col in 0..32 {
+            for i in 0..4 {
+                let want = if (i as i32) < counts[e] { 0x7E } else { 0xAB };
+                assert_eq!(cy[e * 128 + col * 4 + i], want, "transposed [E, H, max_m] at {e}, {col}, {i}");
+            }
+        }
+    }
+    assert!(d.columnwise_output_pointer()?.is_null(), "the borrowed buffers are not left in the descriptor");
+    Ok(())
+}
