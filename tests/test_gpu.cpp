@@ -25,6 +25,7 @@ struct Case {
     int32_t act = FQ_ACTIVATION_SILU, gate = FQ_GATE_LAYOUT_SPLIT, order = 0, block = 32, rounding = 0;
     int32_t scheme = FQ_SCHEME_PER_GROUP, group = 128, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
     int32_t pow2 = 0, e8m0 = 0, apply = 0, in_type = FQ_TYPE_BF16;
+    int32_t mx_floor = 0, global_amax = 0;  // microscaling: the FLOOR rule; NVFP4: the caller's global amax
     bool ub = false, prob = false, qmax = false, min_scale = false;
     int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
     int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
@@ -33,8 +34,9 @@ struct Case {
         char b[320];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
-                      "apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld",
-                      act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, apply, in_type, ub,
+                      "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld",
+                      act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
+                      apply, in_type, ub,
                       prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign);
         return b;
     }
@@ -62,12 +64,18 @@ std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_
     return v;
 }
 
-void configure(Desc& d, const Case& c, const float* ub, const float* prob, const float* static_scale) {
+bool microscaling(const Case& c) { return c.scheme >= FQ_SCHEME_MXFP8; }
+
+void configure(Desc& d, const Case& c, const float* ub, const float* prob, const float* static_scale,
+               const float* global_amax) {
     d.i32(FQ_QUANT_DESC_ACTIVATION, c.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, c.gate).i32(FQ_QUANT_DESC_GATE_ORDER, c.order)
         .i32(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, c.block).i32(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, c.rounding)
-        .i32(FQ_QUANT_DESC_SCHEME, c.scheme).i32(FQ_QUANT_DESC_GROUP_SIZE, c.group).i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out)
+        .i32(FQ_QUANT_DESC_SCHEME, c.scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out)
         .i32(FQ_QUANT_DESC_SCALE_LAYOUT, c.layout).i32(FQ_QUANT_DESC_SCALE_ROUNDING, c.pow2)
         .i32(FQ_QUANT_DESC_SCALE_APPLY, c.apply);
+    if (!microscaling(c)) d.i32(FQ_QUANT_DESC_GROUP_SIZE, c.group);
+    if (c.mx_floor) d.i32(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR);
+    if (c.global_amax) d.ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, global_amax);
     if (c.e8m0) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
     if (c.ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, ub);
     if (c.prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, prob);
@@ -89,11 +97,11 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
     std::vector<float> prob(size_t(std::max<int64_t>(c.rows, 1)));
     std::uniform_real_distribution<float> u01(0.0f, 1.0f);
     for (float& p : prob) p = u01(rng);
-    const float ub_h = 0.05f, static_h = 0.125f;
+    const float ub_h = 0.05f, static_h = 0.125f, global_h = c.rows % 2 ? 37.5f : 0.0f;
 
     // Host reference.
     Desc dh;
-    configure(dh, c, &ub_h, prob.data(), &static_h);
+    configure(dh, c, &ub_h, prob.data(), &static_h, &global_h);
     const size_t sbytes = scale_bytes(dh, c.rows, c.cols);
     Handle host;
     Layout li(c.in_type, c.rows, in_cols, ld), lo(c.out, c.rows, c.cols, c.cols);
@@ -105,12 +113,13 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
     // Device copies of everything the descriptor points at.
     DeviceBuffer<uint16_t> d_in(input.size());
     d_in.upload(input);
-    DeviceBuffer<float> d_prob(prob.size()), d_ub(1), d_static(1);
+    DeviceBuffer<float> d_prob(prob.size()), d_ub(1), d_static(1), d_global(1), d_workspace(4);
     d_prob.upload(prob);
     d_ub.upload({ub_h});
     d_static.upload({static_h});
+    d_global.upload({global_h});
     Desc dd;
-    configure(dd, c, d_ub.p, d_prob.p, d_static.p);
+    configure(dd, c, d_ub.p, d_prob.p, d_static.p, d_global.p);
 
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
@@ -119,8 +128,10 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes);
         CUDA_OK(cudaMemset(d_out.p, 0xAB, std::max<size_t>(want_out.size(), 1)));  // poison
         CUDA_OK(cudaMemset(d_scales.p, 0xAB, std::max<size_t>(sbytes, 1)));
+        size_t workspace = 0;  // NVFP4 without a global amax reduces it in 4 bytes of workspace
+        if (fqGetWorkspaceSize(gpu, dd.d, li.l, lo.l, &workspace) == FQ_STATUS_SUCCESS) REQUIRE(workspace <= 16);
         const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, d_out.p, d_scales.p, sbytes,
-                                        nullptr, 0, nullptr);
+                                        workspace ? d_workspace.p : nullptr, workspace, nullptr);
         if (s == FQ_STATUS_NOT_SUPPORTED && v >= 0) {
             ++tally.refused;
             continue;
@@ -172,6 +183,12 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.rows = 33; cases.push_back(c); }
     { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; cases.push_back(c); }
     { Case c; c.rows = 300; c.cols = 2048; cases.push_back(c); }     // the 4-rows-per-block path
+    { Case c; c.act = 0; c.gate = 0; c.scheme = FQ_SCHEME_MXFP8; c.cols = 2048; cases.push_back(c); }  // plain MXFP8
+    { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 130; c.cols = 200; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_PACKED_UE8M0; c.out = FQ_TYPE_FP8_E5M2; c.mx_floor = 1; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_MXFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 33; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.global_amax = 1; c.cols = 96; cases.push_back(c); }
 
     // Then a random sample of the whole space.
     auto one = [&](std::initializer_list<int32_t> xs) {
@@ -187,19 +204,25 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         c.order = one({0, 1});
         c.block = one({32, 64});
         c.rounding = one({0, 1, 2});
-        c.scheme = one({0, 1, 2, 3, 3, 3});
+        c.scheme = one({0, 1, 2, 3, 3, 3, 5, 5, 6, 7});
         c.group = one({32, 64, 128});
         c.out = one({FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E4M3FNUZ, FQ_TYPE_FP8_E5M2, FQ_TYPE_INT8});
-        const bool per_tensor = c.scheme <= 1;
+        const bool per_tensor = c.scheme <= 1, mx = microscaling(c);
         c.layout = per_tensor ? 0 : one({0, 1, 2});
-        c.pow2 = one({0, 1});
+        c.pow2 = mx ? 0 : one({0, 1});
         c.e8m0 = c.pow2 && (c.scheme == 2 || c.scheme == 3) ? one({0, 1}) : 0;
+        if (mx) {  // SPEC §3.3: fixed blocks and scale types; every layout of byte scales
+            c.out = c.scheme == FQ_SCHEME_MXFP8 ? one({FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E5M2}) : FQ_TYPE_FP4_E2M1;
+            c.layout = c.scheme == FQ_SCHEME_NVFP4 ? one({0, 1, 2, 3}) : one({0, 1, 2, 3, 4});
+            c.mx_floor = c.scheme != FQ_SCHEME_NVFP4 && one({0, 1});
+            c.global_amax = c.scheme == FQ_SCHEME_NVFP4 && one({0, 1});
+        }
         c.apply = one({0, 1});
         c.in_type = one({FQ_TYPE_BF16, FQ_TYPE_FP16});
-        c.ub = c.out != FQ_TYPE_INT8 && one({0, 0, 1});
+        c.ub = !mx && c.out != FQ_TYPE_INT8 && one({0, 0, 1});
         c.prob = one({0, 1});
-        c.qmax = one({0, 0, 1});
-        c.min_scale = one({0, 0, 1});
+        c.qmax = !c.mx_floor && c.out != FQ_TYPE_FP4_E2M1 && one({0, 0, 1});
+        c.min_scale = !mx && one({0, 0, 1});
         c.rows = one({0, 1, 2, 3, 7, 16, 33, 130});
         c.cols = c.gate == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED ? c.block * one({1, 2, 3, 5})
                                                             : one({8, 32, 64, 96, 128, 136, 192, 200, 1024, 1032, 2056});

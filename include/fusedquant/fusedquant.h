@@ -357,8 +357,10 @@ FQ_API fqStatus_t fqGetScaleBufferSize(fqQuantDesc_t desc, int64_t rows, int64_t
 FQ_API fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, int32_t which,
                                        int32_t info, int64_t* value);
 
-/** Workspace fqQuantize needs for this problem on this handle (0 for every current variant); the status
- *  and message fqQuerySupport gives for a problem no variant runs. */
+/** Workspace fqQuantize needs for this problem on this handle, or the status and message fqQuerySupport
+ *  gives for a problem no variant runs. 0 except for NVFP4 on a CUDA handle without
+ *  FQ_QUANT_DESC_GLOBAL_AMAX_POINTER: 4 bytes (device memory, 4-byte aligned), where the global amax is
+ *  reduced on the device; after the call it holds that fp32 amax, which decoding needs (S_enc = 2688 / amax). */
 FQ_API fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t input,
                                      fqTensorLayout_t output, size_t* sizeInBytes);
 

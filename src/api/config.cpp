@@ -70,8 +70,6 @@ int64_t element_bytes(int32_t dtype, int64_t elements) {
     }
 }
 
-bool is_microscaling(Scheme s) { return s == Scheme::Mxfp8 || s == Scheme::Mxfp4 || s == Scheme::Nvfp4; }
-
 // Attributes that belong to some schemes only (SPEC §3.3, §6). The microscaling schemes fix their block
 // (32, or 16 for NVFP4; FQ_QUANT_DESC_GROUP_SIZE is PER_GROUP's) and their scale rule, so the fp32-scale
 // knobs would be silently ignored there: refused instead. SCALE_APPLY is accepted and has no effect (an E8M0

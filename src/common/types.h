@@ -30,5 +30,6 @@ const char* name(GateLayout);
 
 constexpr bool is_fp8(DType t) { return t == DType::E4M3FN || t == DType::E4M3FNUZ || t == DType::E5M2; }
 constexpr bool is_per_tensor(Scheme s) { return s == Scheme::PerTensorStatic || s == Scheme::PerTensorDynamic; }
+constexpr bool is_microscaling(Scheme s) { return s == Scheme::Mxfp8 || s == Scheme::Mxfp4 || s == Scheme::Nvfp4; }
 
 }  // namespace fq

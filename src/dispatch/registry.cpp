@@ -51,4 +51,8 @@ fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, co
     return fail(FQ_STATUS_NOT_SUPPORTED, "no kernel variant on {} runs this problem: {}", where, first_reason);
 }
 
+size_t workspace_bytes(const OpConfig& c, Backend b) {
+    return b == Backend::Cuda && c.scheme == Scheme::Nvfp4 && !c.global_amax ? sizeof(float) : 0;
+}
+
 }  // namespace fq

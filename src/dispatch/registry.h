@@ -17,6 +17,7 @@ struct LaunchArgs {
     const void* input;
     void* output;
     void* scales;
+    void* workspace;  // workspace_bytes(cfg, backend) bytes (NULL when that is 0)
     void* stream;     // cudaStream_t on the CUDA backend
     int device;
     int sm_count;
@@ -38,6 +39,10 @@ struct Variant {
 
 // Every variant of every compiled backend, in selection order.
 const std::vector<Variant>& variant_table();
+
+// Workspace a call needs: 4 bytes on CUDA for NVFP4 without the caller's global amax (the tensor amax is
+// reduced there, and left there for the caller); 0 otherwise.
+size_t workspace_bytes(const OpConfig& c, Backend b);
 
 // The variants of one backend (and, for CUDA, one architecture), in selection order.
 std::vector<const Variant*> variants_for(Backend b, int arch);

@@ -59,7 +59,10 @@ struct Params {
     ScaleGeometry sg;
     const float* static_scale;
     const float* scale_ub;
-    unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized)
+    unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized); NVFP4
+                          // without a caller's global amax: the workspace word tensor_amax fills
+    const float* global_amax;  // NVFP4: the caller's global amax (NULL: *amax_bits)
+    int64_t scale_cols_padded;  // scale columns a row's padding runs to (packed: 4 per word)
     bool hardware_exp;    // benchmark-only: SiLU with the MUFU exponential (breaks SPEC §0 on purpose)
 };
 
@@ -243,6 +246,13 @@ __device__ __forceinline__ void store_scale(const Params& p, int64_t m, int64_t 
     else *reinterpret_cast<float*>(dst) = s;
 }
 
+// The layout's column padding of row m (SWIZZLED_128X4 pads to 4 columns, PACKED_UE8M0 to 4 per word):
+// zero, written by the thread that writes the row's last scale. Only byte scales have column padding.
+__device__ __forceinline__ void zero_scale_padding(const Params& p, int64_t m, int64_t k) {
+    if (k != p.sg.cols - 1) return;
+    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) p.scales[scale_offset(p.sg, m, c)] = 0;
+}
+
 __device__ __forceinline__ float upper_bound(const Params& p) {
     return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN = no bound (fminf ignores it)
 }
@@ -258,6 +268,67 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 // kPlain: FP32 intermediates and the portable exp, decided at launch, so the kernel carries no code for
 // the other rounding modes (fewer registers, more resident warps).
 
+// ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
+__device__ __forceinline__ float nvfp4_s_enc(const Params& p) {
+    return nvfp4_encode_scale(p.global_amax ? *p.global_amax : __uint_as_float(*p.amax_bits));
+}
+
+// Eight values already multiplied by their block's power of two (MX) or multiplier (NVFP4), encoded: fp8
+// codes in 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1).
+template <bool kHwCvt>
+__device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
+    uint32_t w[2] = {0, 0};
+    if (out == DType::E2M1) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_minifloat(minifloat_of(DType::E2M1), v[i])) << (4 * i);
+        return make_uint2(w[0], 0);
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    constexpr bool kHardware = kHwCvt;
+#else
+    constexpr bool kHardware = false;
+#endif
+    if constexpr (kHardware) {
+        const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        uint32_t pairs[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
+        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
+        return make_uint2(w[0], w[1]);
+    }
+}
+
+// One block scale from the group amax `a` (already reduced over the group's lanes), and the elements'
+// multiplier. The same FQ_HD functions as the host reference.
+__device__ __forceinline__ uint8_t microscale(const Params& p, float a, float s_enc, float& multiplier) {
+    if (p.scheme == Scheme::Nvfp4) {
+        const uint8_t sb = nvfp4_block_scale(a, s_enc);
+        multiplier = nvfp4_multiplier(sb, s_enc);
+        return sb;
+    }
+    const uint8_t e = mx_scale(a, p.quant);
+    multiplier = e8m0_reciprocal(e);
+    return e;
+}
+
+template <bool kVec>
+__device__ __forceinline__ void store_codes(const Params& p, int64_t m, int j0, uint2 w, int valid) {
+    if (p.quant.out != DType::E2M1) {
+        store8<kVec>(p.out + m * p.out_ld + j0, w, valid);
+        return;
+    }
+    uint8_t* dst = p.out + m * (p.out_ld / 2) + j0 / 2;  // validation keeps FP4 widths and strides even
+    if (kVec) {
+        __stcs(reinterpret_cast<unsigned*>(dst), w.x);
+    } else {
+        for (int i = 0; i < (valid + 1) / 2; ++i) dst[i] = uint8_t(w.x >> (8 * i));
+    }
+}
+
 // Everything of one tile after its inputs are in registers: activation, group amax, scale, values.
 template <class S, bool kVec, bool kHwCvt, bool kPlain>
 __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0, int valid, const Raw8& raw,
@@ -265,24 +336,48 @@ __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0
     const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
     float y[8];
     if (row_ok && col_ok) activate8<S, kPlain>(p, raw, m, y);
+    if (is_microscaling(p.scheme)) {  // tensor_scale holds NVFP4's S_enc
+        float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
+        for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+        float mul;
+        const uint8_t sbyte = microscale(p, a, tensor_scale, mul);
+        const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
+        if (leader && col_ok && m < p.sg.padded_rows) {
+            const int64_t k = j0 >> p.group_shift;
+            p.scales[scale_offset(p.sg, m, k)] = row_ok ? sbyte : uint8_t(0);
+            zero_scale_padding(p, m, k);
+        }
+        if (row_ok && col_ok) {
+            float v[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = y[i] * mul;
+            store_codes<kVec>(p, m, j0, encode8<kHwCvt>(v, p.quant.out), valid);
+        }
+        return;
+    }
     float s = tensor_scale;
     if (!is_per_tensor(p.scheme)) {
         float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
         for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
         s = group_scale(a, scale_bound, p.quant);
         const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
-        if (leader && col_ok && m < p.sg.padded_rows) store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
+        if (leader && col_ok && m < p.sg.padded_rows) {
+            store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
+            zero_scale_padding(p, m, j0 >> p.group_shift);
+        }
     }
     if (row_ok && col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
 }
 
+// The scale every group of the tensor shares (per-tensor schemes), or NVFP4's S_enc.
 __device__ __forceinline__ float tensor_scale_of(const Params& p) {
+    if (p.scheme == Scheme::Nvfp4) return nvfp4_s_enc(p);
     if (p.scheme == Scheme::PerTensorStatic) return *p.static_scale;
     if (p.scheme == Scheme::PerTensorDynamic) return group_scale(__uint_as_float(*p.amax_bits), upper_bound(p), p.quant);
     return 0.0f;
 }
 
-// Element IO (unaligned rows): block (m, t) runs column tile t of row m.
+// Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores.
 template <class S, bool kVec, bool kHwCvt, bool kPlain>
 __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     wait_for_producer();
@@ -295,11 +390,11 @@ __global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
     quantize_tile<S, kVec, kHwCvt, kPlain>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
 }
 
-// 16-byte IO: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
+// 16-byte IO, benchmark-only: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
 // inputs of the next kStages - 1 rows into shared memory with cp.async while it computes the current
-// one, and reads back only what it copied itself, so no block barrier is needed. Measured on the H100,
-// these kernels are bound by the bytes in flight per SM, not by arithmetic: loading into registers
-// allowed 32 bytes a thread, the ring allows kStages times that at the same register count.
+// one, and reads back only what it copied itself, so no block barrier is needed. Written on the theory
+// that the kernel was bound by bytes in flight; measured on the H100 it is issue-bound instead (ncu:
+// 0.79 issued per scheduler cycle) and one row per block is faster (docs/perf.md). Kept for measuring.
 constexpr int kStages = 4;
 
 __device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
@@ -355,8 +450,11 @@ template <class S, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     wait_for_producer();
     const int64_t m = blockIdx.x;
-    if (m >= p.rows) {  // padding rows of a column-major TMA scale layout
-        if (threadIdx.x == 0) store_scale(p, m, 0, 0.0f);
+    if (m >= p.rows) {  // padding rows of a column-major TMA or swizzled scale layout
+        if (threadIdx.x == 0) {
+            store_scale(p, m, 0, 0.0f);
+            zero_scale_padding(p, m, 0);
+        }
         return;
     }
     constexpr int kStride = kTokenThreads * 8;
@@ -374,7 +472,10 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
 #pragma unroll
     for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
-    if (threadIdx.x == 0) store_scale(p, m, 0, s);
+    if (threadIdx.x == 0) {
+        store_scale(p, m, 0, s);
+        zero_scale_padding(p, m, 0);
+    }
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
         float y[8];
         activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
@@ -406,7 +507,7 @@ __global__ void finalize_tensor_scale(const Params p);
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
 fqStatus_t launch_error(cudaError_t e);
-fqStatus_t prepare_tensor_amax(const LaunchArgs& a);
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a, unsigned* amax_word);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
 template <class Kernel, class... Extra>
@@ -451,11 +552,12 @@ int resident_blocks_per_sm(Kernel kernel) {
     return n;
 }
 
-// kRowPerBlock: the 16-byte path without the row loop and its ring (benchmark-only, for comparison).
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRowPerBlock>
+// kRing: the 16-byte path with the row loop and its cp.async ring (benchmark-only: slower than one row per
+// block for the activations measured, docs/perf.md).
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRing>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
     if (grid_rows == 0) return FQ_STATUS_SUCCESS;
-    if constexpr (!kVec || kRowPerBlock) {
+    if constexpr (!kVec || !kRing) {
         return launch(group_quant<S, kVec, kHwCvt, kPlain>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a,
                       kPdl, p);
     } else {
@@ -468,7 +570,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col
     }
 }
 
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp, bool kRowPerBlock = false>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp, bool kRing = false>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
@@ -478,12 +580,12 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const bool plain = c.rounding == Rounding::Fp32 && !kHardwareExp;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        if (c.scheme == Scheme::PerTensorDynamic) {
-            FQ_TRY(prepare_tensor_amax(a));
+        if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
+            FQ_TRY(prepare_tensor_amax(a, p.amax_bits));
             FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
-        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRowPerBlock>
-                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRowPerBlock>;
+        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing>
+                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing>;
         FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;

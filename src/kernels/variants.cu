@@ -42,7 +42,14 @@ Params make_params(const LaunchArgs& a) {
     p.sg = c.scales;
     p.static_scale = c.static_scale;
     p.scale_ub = c.scale_ub;
-    p.amax_bits = reinterpret_cast<unsigned*>(a.scales);
+    // The tensor amax accumulates in the scale slot (per-tensor dynamic) or, for NVFP4 without the caller's
+    // global amax, in the workspace (fqGetWorkspaceSize), where the caller finds it after the call.
+    p.amax_bits = reinterpret_cast<unsigned*>(c.scheme == Scheme::Nvfp4 ? a.workspace : a.scales);
+    p.global_amax = c.global_amax;
+    p.scale_cols_padded = c.scales.layout == ScaleLayout::PackedUe8m0 ? 4 * c.scales.padded_cols : c.scales.padded_cols;
+    const bool microscaling = c.scheme == Scheme::Mxfp8 || c.scheme == Scheme::Mxfp4 || c.scheme == Scheme::Nvfp4;
+    if (microscaling) p.lanes_per_group = int(c.group / 8);
+    p.group_shift = c.group == 16 ? 4 : p.group_shift;
     return p;
 }
 
@@ -50,9 +57,9 @@ fqStatus_t launch_error(cudaError_t e) {
     return fail(FQ_STATUS_CUDA_ERROR, "kernel launch failed: {}", cudaGetErrorString(e));
 }
 
-fqStatus_t prepare_tensor_amax(const LaunchArgs& a) {
-    if (cudaMemsetAsync(a.scales, 0, sizeof(float), static_cast<cudaStream_t>(a.stream)) != cudaSuccess)
-        return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor scale failed");
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a, unsigned* amax_word) {
+    if (cudaMemsetAsync(amax_word, 0, sizeof(float), static_cast<cudaStream_t>(a.stream)) != cudaSuccess)
+        return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor amax failed");
     return FQ_STATUS_SUCCESS;
 }
 
@@ -81,9 +88,7 @@ fqStatus_t run_group(const LaunchArgs& a) {
 }
 
 fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
-fqStatus_t run_group_row_per_block(const LaunchArgs& a) {
-    return run_group_for<Act::Silu, true, true, true, false, true>(a);
-}
+fqStatus_t run_group_ring(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, false, true>(a); }
 
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token(const LaunchArgs& a) {
@@ -92,18 +97,9 @@ fqStatus_t run_token(const LaunchArgs& a) {
 
 // ---- Which problems a CUDA variant runs ---------------------------------------------------------------
 std::string refuse_common(const OpConfig& c) {
-    switch (c.scheme) {
-        case Scheme::Block2D:
-        case Scheme::Mxfp8:
-        case Scheme::Mxfp4:
-        case Scheme::Nvfp4: return fmt::format("scheme {} has no CUDA kernel in this version", name(c.scheme));
-        default: break;
-    }
+    if (c.scheme == Scheme::Block2D) return fmt::format("scheme {} is not run by the row kernels", name(c.scheme));
     if (c.moe != MoeLayout::None) return "MoE layouts have no CUDA kernel in this version";
     if (c.outputs != kOutputRowwise) return "columnwise outputs have no CUDA kernel in this version";
-    if (c.scales.layout == ScaleLayout::Swizzled128x4 || c.scales.layout == ScaleLayout::PackedUe8m0)
-        return fmt::format("scale layout {} has no CUDA kernel for scheme {} in this version", name(c.scales.layout),
-                           name(c.scheme));
     if (c.rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kThreads) * 8) > 65535)
         return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return {};
@@ -115,7 +111,7 @@ bool vector_io_ok(const OpConfig& c) {
 
 template <bool kVec>
 std::string refuse_group(const OpConfig& c) {
-    if (c.scheme != Scheme::PerGroup && !is_per_tensor(c.scheme)) return "runs per-group and per-tensor schemes only";
+    if (c.scheme == Scheme::PerToken) return "runs per-group, per-tensor and microscaling schemes";
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
     return refuse_common(c);
@@ -144,19 +140,19 @@ void register_cuda_variants(std::vector<Variant>& t) {
     constexpr int kAny = 1000;
     // Most specific first: sm_90 (hardware fp8 cvt + programmatic dependent launch), sm_89 (hardware
     // cvt), sm_80 (software RNE encoding). Each has a 16-byte IO version and an element-IO version.
-    t.push_back({"sm90.group", "per-group 32/64/128 and per-tensor, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
+    t.push_back({"sm90.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
-    t.push_back({"sm90.group.unaligned", "per-group and per-tensor, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
+    t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
     t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
-    t.push_back({"sm90.group.rowblock", "benchmark-only: sm90.group with one row per block, no cp.async ring (silu)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_row_per_block, true});
-    t.push_back({"sm89.group", "per-group 32/64/128 and per-tensor, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
+    t.push_back({"sm90.group.ring", "benchmark-only: sm90.group looping over rows with a cp.async ring (silu)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_ring, true});
+    t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
-    t.push_back({"sm89.group.unaligned", "per-group and per-tensor, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
+    t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
     t.push_back({"sm89.token.unaligned", "per-token, element IO", Backend::Cuda, 89, kAny, refuse_token<false>, run_token<false, true, false>});
-    t.push_back({"sm80.group", "per-group 32/64/128 and per-tensor, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
+    t.push_back({"sm80.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
     t.push_back({"sm80.token", "per-token, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_token<true>, run_token<true, false, false>});
-    t.push_back({"sm80.group.unaligned", "per-group and per-tensor, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});
+    t.push_back({"sm80.group.unaligned", "per-group, per-tensor and microscaling, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});
     t.push_back({"sm80.token.unaligned", "per-token, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_token<false>, run_token<false, false, false>});
 }
 
