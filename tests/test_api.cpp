@@ -155,11 +155,6 @@ TEST_CASE("combinations with no implementation yet answer NOT_SUPPORTED and name
     char name[64];
     {
         Desc d;
-        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
-        expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
-    }
-    {
-        Desc d;
         d.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
         expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "MoE");
     }
@@ -308,10 +303,10 @@ TEST_CASE("fqGetVariantName: a NULL name is NULL_POINTER, a zero capacity INVALI
 TEST_CASE("fqGetWorkspaceSize answers NOT_SUPPORTED, as fqQuerySupport does, for a problem no variant runs") {
     Handle h;
     Desc d;
-    d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+    d.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
     Layout li(FQ_TYPE_BF16, 4, 64, 64), lo(FQ_TYPE_FP8_E4M3FN, 4, 64, 64);
     size_t ws = 77;
-    expect_error(fqGetWorkspaceSize(h.h, d.d, li.l, lo.l, &ws), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
+    expect_error(fqGetWorkspaceSize(h.h, d.d, li.l, lo.l, &ws), FQ_STATUS_NOT_SUPPORTED, "MoE");
     CHECK(ws == 77);
     Desc ok;
     CHECK(fqGetWorkspaceSize(h.h, ok.d, li.l, lo.l, &ws) == FQ_STATUS_SUCCESS);

@@ -641,7 +641,6 @@ std::vector<Combo> combos() {
         {"output type differs from the output layout's", INVALID, "outputLayout",
          [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
         // Valid, not implemented in this version.
-        {"BLOCK_2D", UNSUPPORTED, "BLOCK_2D", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); }, true},
         {"MoE contiguous layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }, true},
         {"MoE masked layout", UNSUPPORTED, "MoE", [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); }, true},
         {"columnwise output", UNSUPPORTED, "columnwise", [](World& w) { w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE); }, true},
@@ -775,7 +774,7 @@ void query_cases(Cases& c) {
         .setup = [](World& w) {
             const int32_t v = 0;
             REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-            w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+            w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
         };
 }
 

@@ -39,7 +39,7 @@ DType required_scale_type(Scheme s) {
 int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
     switch (s) {
         case Scheme::PerGroup: return group_size;
-        case Scheme::Block2D: return 128;
+        case Scheme::Block2D: return kBlock2D;
         case Scheme::Mxfp8:
         case Scheme::Mxfp4: return 32;
         case Scheme::Nvfp4: return 16;
@@ -184,7 +184,9 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
 
     // Scale geometry (SPEC §4).
     c->group = scheme_block(scheme, d.group_size, cols);
-    const int64_t srows = is_per_tensor(scheme) ? (scheme == Scheme::PerTensorDynamic ? 1 : 0) : rows;
+    // BLOCK_2D: one scale per 128x128 tile, so the scale grid is [ceil(M/128), ceil(K/128)] (SPEC §3.1).
+    const int64_t srows = is_per_tensor(scheme) ? (scheme == Scheme::PerTensorDynamic ? 1 : 0)
+                          : scheme == Scheme::Block2D ? ceil_div_exact(rows, kBlock2D) : rows;
     const int64_t scols = is_per_tensor(scheme) ? srows : ceil_div_exact(cols, c->group);
     // The padded extents make_scale_geometry() will compute, with every step checked first: no layout
     // pads rows past a multiple of 128 or columns past a multiple of 4.

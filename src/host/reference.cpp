@@ -2,10 +2,12 @@
 // floating-point operations is the one the shared FQ_HD functions fix, so GPU kernels that call the
 // same functions produce the same bytes.
 //
-// One row loop serves every scheme: activate the row (SPEC §2), then for each group of `c.group`
+// One row loop serves every scheme but BLOCK_2D (quantize_block2d: bands of 128 rows): activate the row (SPEC §2), then for each group of `c.group`
 // elements (the whole row for per-token and per-tensor, 32 for MXFP8/MXFP4, 16 for NVFP4) decide its
 // scale from its amax and encode its elements (quantize_group), then store the row's codes (fp4: packed).
 #include "reference.h"
+
+#include "../common/activate_column.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,16 +20,9 @@ namespace {
 
 // SPEC §2: the activation output y (fp32) of one row, with the routing probability applied.
 void activate_row(const OpConfig& c, const uint16_t* in, float prob, float* y) {
+    const ActivationParams a = activation_params(c);
     for (int64_t j = 0; j < c.cols; ++j) {
-        float v;
-        if (c.gated()) {
-            const GatePair p = gate_columns(c.gate, c.gate_order, c.cols, c.gate_block, j);
-            v = activate_gated(c.act, load_input(c.in_type, in[p.gate]), load_input(c.in_type, in[p.up]),
-                               c.rounding, c.in_type, c.swiglu);
-        } else {
-            v = activate(c.act, load_input(c.in_type, in[j]));
-            if (c.rounding != Rounding::Fp32) v = round_to_input(c.in_type, v);
-        }
+        const float v = activate_column(a, in, j);
         y[j] = c.row_prob ? prob * v : v;
     }
 }
@@ -89,6 +84,29 @@ void store_row(const OpConfig& c, const uint8_t* codes, uint8_t* out) {
     for (int64_t j = 0; j < c.cols; j += 2) out[j / 2] = uint8_t((codes[j] & 0xF) | (codes[j + 1] << 4));
 }
 
+// SPEC §3.1 BLOCK_2D: one scale per 128x128 tile, from the amax over the tile's valid elements (a tile at the
+// bottom or right edge is partial), stored at S[tile row, tile column]; elements quantized as in §3.2.
+void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8_t* scales) {
+    const QuantParams& q = c.quant;
+    const float ub = c.scale_ub ? *c.scale_ub : std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(size_t(kBlock2D * c.cols));  // one band of up to 128 activated rows
+    for (int64_t mb = 0; mb * kBlock2D < c.rows; ++mb) {
+        const int64_t r0 = mb * kBlock2D, nr = std::min(kBlock2D, c.rows - r0);
+        for (int64_t r = 0; r < nr; ++r)
+            activate_row(c, in + (r0 + r) * c.in_ld, c.row_prob ? c.row_prob[r0 + r] : 1.0f, y.data() + r * c.cols);
+        for (int64_t kb = 0; kb * kBlock2D < c.cols; ++kb) {
+            const int64_t j0 = kb * kBlock2D, nc = std::min(kBlock2D, c.cols - j0);
+            float amax = 0.0f;
+            for (int64_t r = 0; r < nr; ++r) amax = fmaxf(amax, amax_of(y.data() + r * c.cols + j0, nc));
+            const float s = group_scale(amax, ub, q), inv = 1.0f / s;
+            std::memcpy(scales + scale_offset(c.scales, mb, kb), &s, sizeof s);
+            for (int64_t r = 0; r < nr; ++r)
+                for (int64_t j = j0; j < j0 + nc; ++j)
+                    out[(r0 + r) * c.out_ld + j] = quantize_value(y[size_t(r * c.cols + j)], s, inv, q);
+        }
+    }
+}
+
 }  // namespace
 
 void quantize(const OpConfig& c, const void* input, void* output, void* scales_out) {
@@ -96,6 +114,7 @@ void quantize(const OpConfig& c, const void* input, void* output, void* scales_o
     auto* out = static_cast<uint8_t*>(output);
     auto* scales = static_cast<uint8_t*>(scales_out);
     if (scales && c.scales.bytes > 0) std::memset(scales, 0, size_t(c.scales.bytes));  // padding is 0
+    if (c.scheme == Scheme::Block2D) return quantize_block2d(c, in, out, scales);
 
     std::vector<float> y(size_t(c.cols));
     std::vector<uint8_t> codes(size_t(c.cols));

@@ -9,9 +9,6 @@ namespace fq {
 namespace {
 
 std::string host_refuse(const OpConfig& c) {
-    if (c.scheme == Scheme::Block2D)
-        return fmt::format("scheme {} has no implementation in this version (planned with the 2-D block kernels)",
-                           name(c.scheme));
     if (c.moe != MoeLayout::None)
         return "MoE layouts (FQ_QUANT_DESC_MOE_LAYOUT) have no implementation in this version";
     if (c.outputs != kOutputRowwise)
@@ -28,7 +25,7 @@ fqStatus_t host_run(const LaunchArgs& a) {
 
 void register_host_variants(std::vector<Variant>& table) {
     table.push_back({"host.reference",
-                     "SPEC.md on the CPU: every activation, gate layout, fp8/int8/MXFP8/MXFP4/NVFP4 scheme and scale layout",
+                     "SPEC.md on the CPU: every activation, gate layout, fp8/int8/BLOCK_2D/MXFP8/MXFP4/NVFP4 scheme and scale layout",
                      Backend::Host, 0, 0, host_refuse, host_run});
 }
 
