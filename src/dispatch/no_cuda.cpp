@@ -16,3 +16,4 @@ bool cuda_pointer_is_device(const void*) { return false; }
 
 #include "registry.h"
 void fq::register_cuda_variants(std::vector<Variant>&) {}
+void fq::register_cuda_block2d_variants(std::vector<Variant>&) {}

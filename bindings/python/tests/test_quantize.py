@@ -371,7 +371,6 @@ def test_library_rule_violations_carry_the_librarys_message():
 
 
 @pytest.mark.parametrize("attrs", [
-    dict(scheme="block_2d"),
     dict(moe_layout="contiguous", moe_num_experts=2, moe_offsets=[0, 2, 4]),
     dict(moe_layout="masked", moe_num_experts=2, moe_counts=[1, 2]),
     dict(outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE),
@@ -379,6 +378,14 @@ def test_library_rule_violations_carry_the_librarys_message():
 def test_features_of_a_later_release_raise_not_supported(attrs):
     with raises(Status.NOT_SUPPORTED):
         fq.quantize(np.ones((4, 256), BF16), **attrs)
+
+
+def test_block_2d_writes_one_scale_per_128x128_tile():
+    x = np.ones((130, 256), BF16)
+    x[129, 255] = -4.0  # the bottom-right tile (2 rows x 128 columns) has amax 4
+    q, s = fq.quantize(x, scheme="block_2d")
+    assert s.shape == (2, 2)
+    assert s[0, 0] == np.float32(1 / 448) and s[1, 1] == np.float32(4 / 448)
 
 
 # ---------------------------------------------------------------------------------------------------------
