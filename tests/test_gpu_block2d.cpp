@@ -140,8 +140,9 @@ TEST_CASE("BLOCK_2D on CUDA writes the host reference's bytes: partial tiles, Na
     MESSAGE("seed ", seed);
     rng.seed(seed);
     std::vector<Block2dCase> cases;
-    for (auto [r, k] : {std::pair<int64_t, int64_t>{0, 128}, {1, 1}, {7, 100}, {128, 128}, {130, 200}, {257, 129},
-                        {300, 1000}, {512, 2048}, {129, 7}})
+    const std::vector<std::pair<int64_t, int64_t>> shapes = {{0, 128},   {1, 1},      {7, 100},   {128, 128}, {130, 200},
+                                                             {257, 129}, {300, 1000}, {512, 2048}, {129, 7}};
+    for (auto [r, k] : shapes)
         for (int32_t layout : {FQ_SCALE_LAYOUT_ROW_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR_TMA}) {
             Block2dCase c{r, k};
             c.layout = layout;

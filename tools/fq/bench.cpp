@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "device.h"
 #include "json.h"
 
 namespace fqtool {
@@ -46,6 +47,7 @@ Every combination of the sweep options is one measurement (table on stdout, prog
 --json F, --csv F: every result (also the skipped combinations, with the reason). --plot F.png: GB/s
   against tokens per variant, one panel per hidden size (tools/fq/plot_bench.py, needs matplotlib).
 A combination the library refuses is listed as skipped with its reason, not measured.
+Exit status: 0 measured, 2 usage or setup error, 77 no usable GPU.
 )";
 
 namespace {
@@ -391,6 +393,11 @@ int bench_main(int argc, char** argv) {
     for (const char* o : {"file", "json", "csv", "plot", "reps", "help", "quiet"}) known.push_back(o);
     args.only(known);
 
+    std::string why;
+    if (!cuda_available(&why)) {
+        std::printf("fq bench: %s; nothing to measure\n", why.c_str());
+        return 77;
+    }
     std::vector<Item> items;
     if (args.has("file")) {
         for (const std::string& line : read_sweep_file(args.get("file"))) {
