@@ -48,7 +48,7 @@ constexpr double kErrorBound = 0.08;  // FP8 e4m3 operands in both GEMMs: a few 
 #define LT_CHECK(x)                                                                                      \
     do {                                                                                                 \
         cublasStatus_t s_ = (x);                                                                         \
-        if (s_ != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "%s: %s\n", #x, cublasGetStatusString(s_)); std::exit(2); } \
+        if (s_ != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "%s: %s\n", #x, lt_status_name(s_)); std::exit(2); } \
     } while (0)
 
 template <class T>
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
         const cublasStatus_t s2 = down->init(lt, tokens, hidden, inter, vec, blk, ws_bytes);
         if (s1 != CUBLAS_STATUS_SUCCESS || s2 != CUBLAS_STATUS_SUCCESS) {
             std::printf("skipped: cuBLASLt has no FP8 GEMM with BLK128x128_32F and VEC128_32F scales here (%s)\n",
-                        cublasGetStatusString(s1 != CUBLAS_STATUS_SUCCESS ? s1 : s2));
+                        lt_status_name(s1 != CUBLAS_STATUS_SUCCESS ? s1 : s2));
             return 77;
         }
         h_t = device_alloc<__nv_bfloat16>(size_t(tokens * 2 * inter));

@@ -128,12 +128,12 @@ double gemm_error(fqHandle_t gpu, int64_t m, int64_t n, int64_t k, int32_t act_l
             const auto* sw = static_cast<const float*>(dws.p);
             const cublasStatus_t r = weight_is_a ? gemm.run(dwq.p, sw, dxq.p, sx, dd.p, ws.p, nullptr)
                                                  : gemm.run(dxq.p, sx, dwq.p, sw, dd.p, ws.p, nullptr);
-            REQUIRE_MESSAGE(r == CUBLAS_STATUS_SUCCESS, cublasGetStatusString(r));
+            REQUIRE_MESSAGE(r == CUBLAS_STATUS_SUCCESS, lt_status_name(r));
             CUDA_OK(cudaDeviceSynchronize());
             err = error_against_dequantized(a, b, dd.download<uint16_t>(), m, n, k, weight_is_a);
         } else {
             MESSAGE("cuBLASLt ", cublasLtGetVersion(), " has no FP8 ", weight_is_a ? "BLK128x128 x VEC128" : "VEC128 x BLK128x128",
-                    " algorithm for ", m, " x ", n, " x ", k, " on sm_", g_arch, ": ", cublasGetStatusString(s));
+                    " algorithm for ", m, " x ", n, " x ", k, " on sm_", g_arch, ": ", lt_status_name(s));
         }
     }
     cublasLtDestroy(lt);
