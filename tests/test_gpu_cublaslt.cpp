@@ -78,17 +78,21 @@ Quantized quantize_on_gpu(fqHandle_t gpu, const std::vector<uint16_t>& x, int64_
     return q;
 }
 
-// Relative Frobenius distance between cuBLASLt's result and the GEMM of the operands dequantized with
-// SPEC §4's COL_MAJOR formulas: activation scale (t, kb) at kb*m + t, weight scale (nb, kb) at
-// kb*ceil(n/128) + nb. `d` is column-major: m x n (activation as A) or n x m (weight as A).
-double error_against_dequantized(const Quantized& act, const Quantized& w, const std::vector<uint16_t>& d, int64_t m,
-                                 int64_t n, int64_t k, bool weight_is_a) {
-    const int64_t nb = (n + 127) / 128;
+// Relative Frobenius distance between cuBLASLt's result and the GEMM of the operands dequantized with the
+// layout fq wrote them in (SPEC §4): activation scale (t, kb) at kb*m + t (COL_MAJOR) or t*ceil(k/128) + kb
+// (ROW_MAJOR), weight scale (nb, kb) at kb*ceil(n/128) + nb. `d` is column-major: m x n (activation as A)
+// or n x m (weight as A).
+double error_against_dequantized(const Quantized& act, int32_t act_layout, const Quantized& w,
+                                 const std::vector<uint16_t>& d, int64_t m, int64_t n, int64_t k, bool weight_is_a) {
+    const int64_t nb = (n + 127) / 128, kbs = (k + 127) / 128;
+    auto act_scale = [&](int64_t r, int64_t kb) {
+        return act.scales[size_t(act_layout == FQ_SCALE_LAYOUT_ROW_MAJOR ? r * kbs + kb : kb * m + r)];
+    };
     std::vector<double> da(size_t(m * k)), dw(size_t(n * k));
     for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < k; ++j)
             da[size_t(r * k + j)] = double(fq::decode_minifloat(fq::kE4M3FN, act.values[size_t(r * k + j)])) *
-                                    act.scales[size_t((j / 128) * m + r)];
+                                    act_scale(r, j / 128);
     for (int64_t r = 0; r < n; ++r)
         for (int64_t j = 0; j < k; ++j)
             dw[size_t(r * k + j)] = double(fq::decode_minifloat(fq::kE4M3FN, w.values[size_t(r * k + j)])) *
@@ -130,7 +134,7 @@ double gemm_error(fqHandle_t gpu, int64_t m, int64_t n, int64_t k, int32_t act_l
                                                  : gemm.run(dxq.p, sx, dwq.p, sw, dd.p, ws.p, nullptr);
             REQUIRE_MESSAGE(r == CUBLAS_STATUS_SUCCESS, lt_status_name(r));
             CUDA_OK(cudaDeviceSynchronize());
-            err = error_against_dequantized(a, b, dd.download<uint16_t>(), m, n, k, weight_is_a);
+            err = error_against_dequantized(a, act_layout, b, dd.download<uint16_t>(), m, n, k, weight_is_a);
         } else {
             MESSAGE("cuBLASLt ", cublasLtGetVersion(), " has no FP8 ", weight_is_a ? "BLK128x128 x VEC128" : "VEC128 x BLK128x128",
                     " algorithm for ", m, " x ", n, " x ", k, " on sm_", g_arch, ": ", lt_status_name(s));
@@ -171,6 +175,7 @@ TEST_CASE("the same scales work with the weight as A (BLK128x128_32F) and the ac
     check_layouts(true);  // the form examples/mlp_cublaslt.cu uses: its output is row-major [tokens, n]
 }
 
+// The comparison can fail: scales fq wrote ROW_MAJOR, which cuBLASLt reads as if COL_MAJOR.
 TEST_CASE("negative control: ROW_MAJOR activation scales read as VEC128_32F give a large error") {
     Handle gpu(FQ_BACKEND_CUDA, 0);
     std::mt19937 rng(7);
