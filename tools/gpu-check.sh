@@ -72,6 +72,8 @@ if has bench; then
   bench bench-hwexp --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp
   echo "== fq bench: BLOCK_2D weights (identity, 128x128 scales, COL_MAJOR as cuBLASLt reads them)"
   bench bench-block2d --tokens 2048,7168,18432 --hidden 2048,7168 --scheme block2d --act identity --not-gated --layouts col
+  echo "== fq bench: tools/fq/sweeps.txt (every scheme; the ones without a kernel are listed as skipped)"
+  bench bench-sweeps --file tools/fq/sweeps.txt
   if python3 -c "import matplotlib" 2>/dev/null; then
     python3 tools/fq/plot_bench.py "$out/bench.json" "$out/bench.png"
   fi
