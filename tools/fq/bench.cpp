@@ -393,11 +393,6 @@ int bench_main(int argc, char** argv) {
     for (const char* o : {"file", "json", "csv", "plot", "reps", "help", "quiet"}) known.push_back(o);
     args.only(known);
 
-    std::string why;
-    if (!cuda_available(&why)) {
-        std::printf("fq bench: %s; nothing to measure\n", why.c_str());
-        return 77;
-    }
     std::vector<Item> items;
     if (args.has("file")) {
         for (const std::string& line : read_sweep_file(args.get("file"))) {
@@ -408,6 +403,11 @@ int bench_main(int argc, char** argv) {
         }
     } else {
         items = expand(parse_sweep(args));
+    }
+    std::string why;  // the sweep is parsed first, so a mistake in it shows on any machine
+    if (!cuda_available(&why)) {
+        std::printf("fq bench: %s; nothing to measure (%zu measurements parsed)\n", why.c_str(), items.size());
+        return 77;
     }
     Bench bench(int(args.get_int("reps", 7)), args.has("quiet"));
     for (const Item& it : items) bench.variant_index(it.variant);  // unknown names fail before any measurement
