@@ -5,6 +5,7 @@ function(fq_add_cuda_kernels target archs)
   target_sources(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/variants.cu
+    ${PROJECT_SOURCE_DIR}/src/kernels/scale_repack.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/block2d.cu)
   # The one list of explicit instantiations: one translation unit per activation (parallel builds).
   foreach(FQ_ACT IN ITEMS Identity Silu GeluErf GeluTanh Relu ReluSquared SwigluOai)
@@ -12,6 +13,12 @@ function(fq_add_cuda_kernels target archs)
     configure_file(${PROJECT_SOURCE_DIR}/src/kernels/instantiate_activation.cu.in ${tu} @ONLY)
     target_sources(${target} PRIVATE ${tu})
   endforeach()
+  fq_cuda_compile_for(${target} "${archs}")
+  message(STATUS "fusedquant: CUDA kernels for ${archs} (+ PTX compute_${oldest_plain})")
+endfunction()
+
+# Compiles the CUDA sources of `target` for `archs` (also used by the GPU tests' device code).
+function(fq_cuda_compile_for target archs)
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF CUDA_SEPARABLE_COMPILATION OFF)
   set(flags "")
   set(oldest "")
@@ -24,5 +31,5 @@ function(fq_add_cuda_kernels target archs)
   string(REGEX REPLACE "a$" "" oldest_plain "${oldest}")
   list(APPEND flags "-gencode=arch=compute_${oldest_plain},code=compute_${oldest_plain}")
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${flags} --expt-relaxed-constexpr -Xptxas=-warn-spills>)
-  message(STATUS "fusedquant: CUDA kernels for ${archs} (+ PTX compute_${oldest_plain})")
+  set(oldest_plain ${oldest_plain} PARENT_SCOPE)
 endfunction()

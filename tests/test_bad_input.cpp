@@ -76,6 +76,11 @@ struct World {
     Guarded values{size_t(kRows * kCols) + 16}, scales{size_t(kScaleBytes)};
     Guarded attr{16}, written{sizeof(size_t)}, name{64}, value{sizeof(int64_t)}, count{sizeof(int32_t)};
     Guarded size{sizeof(size_t)}, obj{sizeof(void*)};
+    // fqScaleRepack: a source, host row offsets (3 stacked rows: batch 0 = row 0, batch 1 = rows 1-2) and a
+    // destination 16 bytes larger than the valid problem's 1024 (two 128x4 SWIZZLED_128X4 blocks).
+    std::vector<uint8_t> repack_src = std::vector<uint8_t>(256, 0x11);
+    std::vector<int32_t> offsets = {0, 1, 3};
+    Guarded repacked{1024 + 16};
     std::vector<void*> holds;  // keep freed objects' addresses from being reused by a new object
 
     World() {
@@ -868,6 +873,199 @@ void quantize_cases(Cases& c) {
     for (const LayoutCombo& k : layout_combos()) q(k.names, k.how, {INVALID}, k.names, none, k.setup);
 }
 
+// All arguments of fqScaleRepack, valid by default: 2 blocks of 4 x 3 E8M0 scales, ROW_MAJOR (24 bytes) to
+// SWIZZLED_128X4 (1024 bytes); stacked() turns it into 2 batches over 3 stacked rows.
+struct RArgs {
+    fqHandle_t h;
+    int32_t type;
+    int64_t batch, rows, groups;
+    int32_t batching;
+    const int32_t* offsets;
+    int64_t stacked_rows;
+    int32_t src_layout;
+    const void* src;
+    size_t src_bytes;
+    int32_t dst_layout;
+    void* dst;
+    size_t dst_bytes;
+    fqStream_t stream;
+};
+RArgs valid_repack(World& w) {
+    return RArgs{w.h, FQ_TYPE_E8M0, 2, 4, 3, FQ_SCALE_REPACK_BLOCKS, nullptr, 0, FQ_SCALE_LAYOUT_ROW_MAJOR,
+                 w.repack_src.data(), 24, FQ_SCALE_LAYOUT_SWIZZLED_128X4, w.repacked.p(), 1024, nullptr};
+}
+void stacked(World& w, RArgs& a) {
+    a.batching = FQ_SCALE_REPACK_STACKED_TO_BLOCKS;
+    a.offsets = w.offsets.data();
+    a.stacked_rows = 3;
+    a.src_bytes = 9;
+}
+void fp32(RArgs& a) {  // 2 x 4 x 3 fp32 scales: 96 bytes ROW_MAJOR -> 96 bytes COL_MAJOR
+    a.type = FQ_TYPE_FP32;
+    a.src_bytes = a.dst_bytes = 96;
+    a.dst_layout = FQ_SCALE_LAYOUT_COL_MAJOR;
+}
+fqStatus_t repack(const RArgs& a) {
+    return fqScaleRepack(a.h, a.type, a.batch, a.rows, a.groups, a.batching, a.offsets, a.stacked_rows, a.src_layout,
+                         a.src, a.src_bytes, a.dst_layout, a.dst, a.dst_bytes, a.stream);
+}
+
+void repack_cases(Cases& c) {
+    using Spoil = std::function<void(World&, RArgs&)>;
+    auto r = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil) -> Case& {
+        return c.add("fqScaleRepack", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
+            RArgs a = valid_repack(w);
+            spoil(w, a);
+            return repack(a);
+        });
+    };
+    r("handle", "valid problem (control): 1024 bytes written, the 16 after untouched", {OK}, "", [](World&, RArgs&) {})
+        .after = [](World& w) { return w.repacked.untouched_from(1024) && !w.repacked.untouched_from(0); };
+    for (Bad b : kBadObjects)
+        r("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, RArgs& a) { a.h = bad_handle(w, b); });
+    for (int32_t t : {-1, int32_t(FQ_TYPE_FP16), int32_t(FQ_TYPE_BF16), int32_t(FQ_TYPE_FP8_E4M3FNUZ),
+                      int32_t(FQ_TYPE_FP8_E5M2), int32_t(FQ_TYPE_INT8), int32_t(FQ_TYPE_FP4_E2M1), int32_t(FQ_TYPE_INT32),
+                      10, INT32_MIN, INT32_MAX})
+        r("scaleType", str(t), {INVALID}, "scaleType", [t](World&, RArgs& a) { a.type = t; });
+    r("scaleType", "FP32 ROW_MAJOR -> COL_MAJOR (allowed)", {OK}, "", [](World&, RArgs& a) { fp32(a); });
+    r("scaleType", "FP8_E4M3FN (NVFP4 block scales, allowed)", {OK}, "", [](World&, RArgs& a) { a.type = FQ_TYPE_FP8_E4M3FN; });
+    for (int64_t v : {int64_t(-1), INT64_MIN})
+        r("batch", str(v), {INVALID}, "batch", [v](World&, RArgs& a) { a.batch = v; });
+    r("batch", "INT64_MAX blocks overflow", {INVALID}, "overflow", [](World&, RArgs& a) { a.batch = INT64_MAX; });
+    r("batch", "INT32_MAX with row offsets", {INVALID}, "batch", [](World& w, RArgs& a) { stacked(w, a); a.batch = INT32_MAX; });
+    r("batch", "0 (allowed: nothing written)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; })
+        .after = [](World& w) { return w.repacked.untouched_from(0); };
+    for (int64_t v : {int64_t(-1), INT64_MIN})
+        r("rows", str(v), {INVALID}, "rows", [v](World&, RArgs& a) { a.rows = v; });
+    r("rows", "INT64_MAX overflows", {INVALID}, "overflow", [](World&, RArgs& a) { a.rows = INT64_MAX; });
+    r("rows", "INT64_MAX - 100 (the 128-row padding overflows)", {INVALID}, "overflow",
+      [](World&, RArgs& a) { a.rows = INT64_MAX - 100; });
+    r("rows", "0 (allowed: no scales, no bytes)", {OK}, "", [](World&, RArgs& a) { a.rows = 0; a.src = nullptr; a.dst = nullptr; });
+    for (int64_t v : {int64_t(0), int64_t(-1), INT64_MIN})
+        r("groups", str(v), {INVALID}, "groups", [v](World&, RArgs& a) { a.groups = v; });
+    r("groups", "INT64_MAX overflows", {INVALID}, "overflow", [](World&, RArgs& a) { a.groups = INT64_MAX; });
+    r("groups", "2^40 x 2^30 rows overflow", {INVALID}, "overflow", [](World&, RArgs& a) { a.groups = 1LL << 40; a.rows = 1LL << 30; });
+    for (int32_t v : {-1, 3, INT32_MIN, INT32_MAX})
+        r("batching", str(v), {INVALID}, "batching", [v](World&, RArgs& a) { a.batching = v; });
+    r("batching", "STACKED_TO_BLOCKS (control)", {OK}, "", [](World& w, RArgs& a) { stacked(w, a); });
+    r("batching", "BLOCKS_TO_STACKED: 3 stacked rows, ROW_MAJOR 9 bytes", {OK}, "", [](World& w, RArgs& a) {
+        stacked(w, a);
+        a.batching = FQ_SCALE_REPACK_BLOCKS_TO_STACKED;
+        a.src_bytes = 24;
+        a.dst_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+        a.dst_bytes = 9;
+    }).after = [](World& w) { return w.repacked.untouched_from(9); };
+    r("rowOffsets", "given with FQ_SCALE_REPACK_BLOCKS", {INVALID}, "rowOffsets",
+      [](World& w, RArgs& a) { a.offsets = w.offsets.data(); });
+    r("rowOffsets", "NULL with STACKED_TO_BLOCKS", {NULLP}, "rowOffsets", [](World& w, RArgs& a) { stacked(w, a); a.offsets = nullptr; });
+    r("rowOffsets", "NULL with BLOCKS_TO_STACKED", {NULLP}, "rowOffsets", [](World& w, RArgs& a) {
+        stacked(w, a);
+        a.batching = FQ_SCALE_REPACK_BLOCKS_TO_STACKED;
+        a.offsets = nullptr;
+    });
+    r("rowOffsets", "odd address", {MISALIGNED}, "rowOffsets", [](World& w, RArgs& a) {
+        stacked(w, a);
+        a.offsets = reinterpret_cast<const int32_t*>(reinterpret_cast<const uint8_t*>(w.offsets.data()) + 1);
+    });
+    r("rowOffsets", "garbage values (allowed: read in range, never outside the buffers)", {OK}, "", [](World& w, RArgs& a) {
+        w.offsets = {INT32_MAX, -5, INT32_MIN};
+        stacked(w, a);
+    });
+    r("stackedRows", "5 with FQ_SCALE_REPACK_BLOCKS", {INVALID}, "stackedRows", [](World&, RArgs& a) { a.stacked_rows = 5; });
+    for (int64_t v : {int64_t(-1), INT64_MIN})
+        r("stackedRows", str(v), {INVALID}, "stackedRows", [v](World& w, RArgs& a) { stacked(w, a); a.stacked_rows = v; });
+    r("stackedRows", "INT64_MAX overflows", {INVALID}, "overflow", [](World& w, RArgs& a) { stacked(w, a); a.stacked_rows = INT64_MAX; });
+    r("stackedRows", "4 rows need 12 bytes of src, 9 declared", {SMALL}, "srcSizeInBytes",
+      [](World& w, RArgs& a) { stacked(w, a); a.stacked_rows = 4; });
+    for (const char* side : {"src", "dst"}) {
+        const bool is_src = side[0] == 's';
+        const std::string arg = std::string(side) + "Layout";
+        auto set = [is_src](RArgs& a, int32_t l) { (is_src ? a.src_layout : a.dst_layout) = l; };
+        for (int32_t v : {-1, 5, INT32_MIN, INT32_MAX})
+            r(arg, str(v), {INVALID}, arg, [=](World&, RArgs& a) { set(a, v); });
+        r(arg, "SWIZZLED_128X4 with FP32 scales", {INVALID}, arg, [=](World&, RArgs& a) {
+            fp32(a);
+            set(a, FQ_SCALE_LAYOUT_SWIZZLED_128X4);
+        });
+        r(arg, "PACKED_UE8M0 with FP32 scales", {INVALID}, arg, [=](World&, RArgs& a) {
+            fp32(a);
+            set(a, FQ_SCALE_LAYOUT_PACKED_UE8M0);
+        });
+        r(arg, "PACKED_UE8M0 with FP8_E4M3FN scales", {INVALID}, arg, [=](World&, RArgs& a) {
+            a.type = FQ_TYPE_FP8_E4M3FN;
+            set(a, FQ_SCALE_LAYOUT_PACKED_UE8M0);
+        });
+    }
+    r("srcLayout", "PACKED_UE8M0 (E8M0: allowed, 2 x 16 bytes)", {OK}, "", [](World&, RArgs& a) {
+        a.src_layout = FQ_SCALE_LAYOUT_PACKED_UE8M0;
+        a.src_bytes = 32;
+    });
+    r("src", "NULL", {NULLP}, "src", [](World&, RArgs& a) { a.src = nullptr; });
+    for (size_t off : {size_t(1), size_t(2), size_t(3)})
+        r("src", "FP32 scales at +" + str(int64_t(off)), {MISALIGNED}, "src",
+          [off](World&, RArgs& a) { fp32(a); a.src = static_cast<const uint8_t*>(a.src) + off; });
+    r("src", "E8M0 scales at an odd address (allowed)", {OK}, "", [](World&, RArgs& a) { a.src = static_cast<const uint8_t*>(a.src) + 1; });
+    r("src", "NULL with zero batches (allowed: nothing read)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; a.src = nullptr; });
+    for (size_t n : {size_t(0), size_t(1), size_t(23)})
+        r("srcSizeInBytes", str(int64_t(n)) + " bytes, 24 needed", {SMALL}, "srcSizeInBytes", [n](World&, RArgs& a) { a.src_bytes = n; });
+    r("srcSizeInBytes", "COL_MAJOR_TMA pads 4 rows to 16: 48 bytes, 24 declared", {SMALL}, "srcSizeInBytes",
+      [](World&, RArgs& a) { a.src_layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; });
+    r("srcSizeInBytes", "SIZE_MAX (more than needed: allowed)", {OK}, "", [](World&, RArgs& a) { a.src_bytes = SIZE_MAX; });
+    r("dst", "NULL", {NULLP}, "dst", [](World&, RArgs& a) { a.dst = nullptr; });
+    for (size_t off : {size_t(1), size_t(2), size_t(3)})
+        r("dst", "FP32 scales at +" + str(int64_t(off)), {MISALIGNED}, "dst",
+          [off](World&, RArgs& a) { fp32(a); a.dst = static_cast<uint8_t*>(a.dst) + off; });
+    r("dst", "E8M0 scales at an odd address (allowed)", {OK}, "", [](World&, RArgs& a) { a.dst = static_cast<uint8_t*>(a.dst) + 1; })
+        .after = [](World& w) { return w.repacked.at(0) == kPoison && w.repacked.untouched_from(1025); };
+    r("dst", "overlapping src", {INVALID}, "overlap", [](World& w, RArgs& a) {
+        a.src = w.repacked.p() + 10;  // its 24 bytes overlap dst's first 24
+        a.dst_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+    });
+    r("dst", "the same buffer as src (in place)", {INVALID}, "overlap", [](World& w, RArgs& a) {
+        a.src = w.repacked.p();
+        a.dst_layout = FQ_SCALE_LAYOUT_COL_MAJOR;
+    });
+    r("dst", "NULL with zero rows (allowed: no bytes)", {OK}, "", [](World&, RArgs& a) { a.rows = 0; a.dst = nullptr; });
+    for (size_t n : {size_t(0), size_t(1), size_t(512), size_t(1023)})
+        r("dstSizeInBytes", str(int64_t(n)) + " bytes, 1024 needed", {SMALL}, "dstSizeInBytes", [n](World&, RArgs& a) { a.dst_bytes = n; });
+    r("dstSizeInBytes", "SIZE_MAX (more than needed: allowed; 1024 written)", {OK}, "", [](World&, RArgs& a) { a.dst_bytes = SIZE_MAX; })
+        .after = [](World& w) { return w.repacked.untouched_from(1024); };
+    r("stream", "any value on the host backend (ignored: synchronous)", {OK}, "",
+      [](World& w, RArgs& a) { a.stream = reinterpret_cast<fqStream_t>(&w.wild); });
+
+    // fqGetScaleRepackSize(scaleType, batch, rows, groups, layout, sizeInBytes)
+    auto q = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, int32_t type, int64_t batch,
+                  int64_t rows, int64_t groups, int32_t layout, size_t expect = 0) {
+        const bool ok = want == std::vector<S>{OK};
+        c.add("fqGetScaleRepackSize", std::move(arg), std::move(how), std::move(want), std::move(names), [=](World& w) {
+             return fqGetScaleRepackSize(type, batch, rows, groups, layout, reinterpret_cast<size_t*>(w.size.p()));
+         }).after = [expect, ok](World& w) {
+            size_t v;
+            std::memcpy(&v, w.size.p(), sizeof v);
+            return ok ? v == expect : w.size.untouched_from(0);
+        };
+    };
+    const int32_t E8 = FQ_TYPE_E8M0, SW = FQ_SCALE_LAYOUT_SWIZZLED_128X4;
+    q("layout", "2 blocks of 4 x 3 E8M0 SWIZZLED_128X4 (control)", {OK}, "", E8, 2, 4, 3, SW, 1024);
+    q("batch", "0 (allowed)", {OK}, "", E8, 0, 4, 3, SW, 0);
+    q("rows", "0 (allowed)", {OK}, "", E8, 1, 0, 3, FQ_SCALE_LAYOUT_ROW_MAJOR, 0);
+    for (int32_t t : {-1, int32_t(FQ_TYPE_BF16), int32_t(FQ_TYPE_INT8), int32_t(FQ_TYPE_INT32), INT32_MAX})
+        q("scaleType", str(t), {INVALID}, "scaleType", t, 1, 4, 3, FQ_SCALE_LAYOUT_ROW_MAJOR);
+    for (int64_t v : {int64_t(-1), INT64_MIN}) {
+        q("batch", str(v), {INVALID}, "batch", E8, v, 4, 3, SW);
+        q("rows", str(v), {INVALID}, "rows", E8, 1, v, 3, SW);
+    }
+    for (int64_t v : {int64_t(0), int64_t(-1), INT64_MIN}) q("groups", str(v), {INVALID}, "groups", E8, 1, 4, v, SW);
+    q("batch", "INT64_MAX overflows", {INVALID}, "overflow", E8, INT64_MAX, 4, 3, SW);
+    q("rows", "INT64_MAX overflows", {INVALID}, "overflow", FQ_TYPE_FP32, 1, INT64_MAX, 3, FQ_SCALE_LAYOUT_COL_MAJOR_TMA);
+    q("groups", "INT64_MAX overflows", {INVALID}, "overflow", E8, 1, 1, INT64_MAX, FQ_SCALE_LAYOUT_PACKED_UE8M0);
+    for (int32_t v : {-1, 5, INT32_MIN, INT32_MAX}) q("layout", str(v), {INVALID}, "layout", E8, 1, 4, 3, v);
+    q("layout", "SWIZZLED_128X4 with FP32", {INVALID}, "layout", FQ_TYPE_FP32, 1, 4, 3, SW);
+    q("layout", "PACKED_UE8M0 with FP8_E4M3FN", {INVALID}, "layout", FQ_TYPE_FP8_E4M3FN, 1, 4, 3, FQ_SCALE_LAYOUT_PACKED_UE8M0);
+    c.add("fqGetScaleRepackSize", "sizeInBytes", "NULL", {NULLP}, "sizeInBytes",
+          [](World&) { return fqGetScaleRepackSize(FQ_TYPE_E8M0, 1, 4, 3, FQ_SCALE_LAYOUT_ROW_MAJOR, nullptr); });
+}
+
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         Cases c;
@@ -877,6 +1075,7 @@ const std::vector<Case>& all_cases() {
         desc_cases(c);
         query_cases(c);
         quantize_cases(c);
+        repack_cases(c);
         return c.all;
     }();
     return cases;
@@ -901,12 +1100,14 @@ void run_case(const Case& k) {
             CHECK(message.find(k.names) != std::string::npos);
         }
     }
-    for (const Guarded* g : {&w.values, &w.scales, &w.attr, &w.written, &w.name, &w.value, &w.count, &w.size, &w.obj})
+    for (const Guarded* g : {&w.values, &w.scales, &w.attr, &w.written, &w.name, &w.value, &w.count, &w.size, &w.obj,
+                             &w.repacked})
         CHECK(g->guards_intact());
     if (got != FQ_STATUS_SUCCESS) {
         // A failing call writes none of the caller's outputs (fqQuerySupport clears its name first, the
         // create functions set their object to NULL, the get functions report the size they take).
         CHECK(w.values.untouched_from(0));
+        CHECK(w.repacked.untouched_from(0));
         CHECK(w.scales.untouched_from(0));
         CHECK(w.attr.untouched_from(0));
         CHECK(w.value.untouched_from(0));
@@ -996,6 +1197,8 @@ FQ_BAD_INPUT_TEST(fqQuerySupport)
 FQ_BAD_INPUT_TEST(fqGetVariantCount)
 FQ_BAD_INPUT_TEST(fqGetVariantName)
 FQ_BAD_INPUT_TEST(fqQuantize)
+FQ_BAD_INPUT_TEST(fqGetScaleRepackSize)
+FQ_BAD_INPUT_TEST(fqScaleRepack)
 
 TEST_CASE("bad input: the matrix covers every argument of every entry point of the header") {
     const auto entry_points = header_entry_points();

@@ -14,26 +14,11 @@
 #include <vector>
 
 #include "fq_test_util.h"
+#include "gpu_buffer.h"
 
 using namespace fqt;
 
 namespace {
-
-#define CUDA_OK(x) REQUIRE_MESSAGE((x) == cudaSuccess, #x)
-
-template <class T>
-struct DeviceBuffer {
-    T* p = nullptr;
-    size_t n = 0;
-    explicit DeviceBuffer(size_t count) : n(count) { CUDA_OK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T))); }
-    ~DeviceBuffer() { cudaFree(p); }
-    void upload(const std::vector<T>& v) { CUDA_OK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
-    std::vector<T> download() const {
-        std::vector<T> v(n);
-        CUDA_OK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-        return v;
-    }
-};
 
 // One problem of the matrix: a descriptor's settings and a shape.
 struct Case {

@@ -11,27 +11,11 @@
 #include <vector>
 
 #include "fq_test_util.h"
+#include "gpu_buffer.h"
 
 using namespace fqt;
 
 namespace {
-
-#define CUDA_OK(x) REQUIRE_MESSAGE((x) == cudaSuccess, #x)
-
-template <class T>
-struct DeviceArray {
-    T* p = nullptr;
-    size_t n = 0;
-    explicit DeviceArray(size_t count) : n(count) { CUDA_OK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T))); }
-    DeviceArray(const DeviceArray&) = delete;
-    ~DeviceArray() { cudaFree(p); }
-    void upload(const std::vector<T>& v) { CUDA_OK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
-    std::vector<T> download() const {
-        std::vector<T> v(n);
-        CUDA_OK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-        return v;
-    }
-};
 
 struct Block2dCase {
     int64_t rows, cols, in_pad = 0;
@@ -91,9 +75,9 @@ int check_block2d(fqHandle_t gpu, const Block2dCase& c, std::mt19937& rng) {
     REQUIRE_MESSAGE(fqQuantize(host.h, dh.d, li.l, in.data(), lo.l, want.data(), want_s.data(), sbytes, nullptr, 0,
                                nullptr) == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
 
-    DeviceArray<uint16_t> d_in(in.size());
+    DeviceBuffer<uint16_t> d_in(in.size());
     d_in.upload(in);
-    DeviceArray<float> d_prob(prob.size()), d_ub(1);
+    DeviceBuffer<float> d_prob(prob.size()), d_ub(1);
     d_prob.upload(prob);
     d_ub.upload({ub_h});
     Desc dd;
@@ -102,7 +86,7 @@ int check_block2d(fqHandle_t gpu, const Block2dCase& c, std::mt19937& rng) {
     REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
     for (int32_t v = -1; v < n; ++v) {
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-        DeviceArray<uint8_t> d_out(want.size()), d_s(sbytes);
+        DeviceBuffer<uint8_t> d_out(want.size()), d_s(sbytes);
         CUDA_OK(cudaMemset(d_out.p, 0xAB, std::max<size_t>(want.size(), 1)));  // poison: an unwritten byte fails
         CUDA_OK(cudaMemset(d_s.p, 0xAB, std::max<size_t>(sbytes, 1)));
         const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p, lo.l, d_out.p, d_s.p, sbytes, nullptr, 0, nullptr);

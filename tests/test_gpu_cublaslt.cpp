@@ -17,12 +17,11 @@
 
 #include "cublaslt_fp8_gemm.h"
 #include "fq_test_util.h"
+#include "gpu_buffer.h"
 
 using namespace fqt;
 
 namespace {
-
-#define CUDA_OK(x) REQUIRE_MESSAGE((x) == cudaSuccess, #x)
 
 struct Dev {
     void* p = nullptr;

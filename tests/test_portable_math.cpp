@@ -212,7 +212,7 @@ TEST_CASE("portable math results are the same bits under every compiler and flag
     mix(h_tanh, fq::portable_tanh(x));
   }
   MESSAGE("hashes: exp " << h_exp << ", erf " << h_erf << ", tanh " << h_tanh);
-  CHECK(h_exp == 1593564602277966684ull);
-  CHECK(h_erf == 936639374940731834ull);
-  CHECK(h_tanh == 14216941340993123024ull);
+  CHECK(h_exp == 12933285214058845473ull);
+  CHECK(h_erf == 10777386412627743498ull);
+  CHECK(h_tanh == 13892603599215897914ull);
 }

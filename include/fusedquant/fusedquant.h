@@ -369,6 +369,59 @@ FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayo
                              size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,
                              fqStream_t stream);
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Scale repack: one scale layout to another                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+
+/** How the `batch` scale blocks of a repack lie in its source and destination (fqScaleRepack). A block is
+ *  one whole scale buffer of `rows` x `groups` logical scales in its layout (padding included, SPEC §4);
+ *  the blocks of a buffer follow each other without gaps, block b at b x fqGetScaleRepackSize(.., 1, ..).
+ *  A stacked buffer is one block of `stackedRows` rows holding every batch's rows (MoE CONTIGUOUS, SPEC §5):
+ *  batch b is rows [rowOffsets[b], rowOffsets[b+1]) of it. */
+enum fqScaleRepackBatching {
+    FQ_SCALE_REPACK_BLOCKS = 0,            /**< src and dst: `batch` blocks; rowOffsets NULL, stackedRows 0 */
+    FQ_SCALE_REPACK_STACKED_TO_BLOCKS = 1, /**< src: stacked; dst: `batch` blocks (each expert padded as
+                                                its layout pads `rows` rows, e.g. to 128 for SWIZZLED_128X4) */
+    FQ_SCALE_REPACK_BLOCKS_TO_STACKED = 2  /**< src: `batch` blocks; dst: stacked */
+};
+
+/** The bytes of `batch` consecutive blocks of `rows` x `groups` scales of `scaleType` in `layout`, padding
+ *  included: the size fqScaleRepack checks each buffer against (a stacked buffer: batch 1, stackedRows
+ *  rows). scaleType is FQ_TYPE_FP32, FQ_TYPE_E8M0 or FQ_TYPE_FP8_E4M3FN (NVFP4 block scales);
+ *  SWIZZLED_128X4 holds byte scales only, PACKED_UE8M0 E8M0 only (else FQ_STATUS_INVALID_VALUE). For one
+ *  block this equals fqGetScaleBufferSize of a descriptor with the same scale type and layout. */
+FQ_API fqStatus_t fqGetScaleRepackSize(int32_t scaleType, int64_t batch, int64_t rows, int64_t groups,
+                                       int32_t layout, size_t* sizeInBytes);
+
+/** Rewrites scales from one layout (fqScaleLayout) to another: logical scale S_b[r, k] of batch b, row r,
+ *  group k is copied bit for bit from where `srcLayout` stores it in `src` to where `dstLayout` stores it
+ *  in `dst`; every other byte of dst's fqGetScaleRepackSize bytes (layout padding, a block's rows past its
+ *  batch's row count, stacked rows in no batch) is written with 0. Nothing past that size is written.
+ *
+ *  scaleType   FQ_TYPE_FP32, FQ_TYPE_E8M0 or FQ_TYPE_FP8_E4M3FN; both layouts must hold it (see
+ *              fqGetScaleRepackSize).
+ *  batch       blocks (experts), >= 0; rows: rows of one block, >= 0; groups: scale columns, >= 1.
+ *  batching    fqScaleRepackBatching: where the batches lie in src and dst.
+ *  rowOffsets  NULL for FQ_SCALE_REPACK_BLOCKS; otherwise batch+1 int32 row offsets into the stacked side,
+ *              4-byte aligned, in device memory on a CUDA handle (host memory on the host backend), read
+ *              when the work runs (a captured CUDA graph sees new offsets at the same address). They are
+ *              not checked on the host: batch b holds min(off[b+1] - off[b], rows) rows (none when
+ *              negative); a row outside [0, stackedRows) counts as absent (0 in dst); where offsets are not
+ *              non-decreasing, which batch a stacked destination row belongs to is unspecified. No
+ *              offsets make the library read or write outside src and dst.
+ *  stackedRows rows of the stacked side (>= 0); 0 for FQ_SCALE_REPACK_BLOCKS.
+ *  src, dst    the buffers, of srcSizeInBytes / dstSizeInBytes bytes, at least fqGetScaleRepackSize
+ *              (else FQ_STATUS_INSUFFICIENT_BUFFER); they must not overlap. FP32 scales: 4-byte aligned
+ *              (else FQ_STATUS_MISALIGNED); byte scales and PACKED_UE8M0 words: any address. NULL only
+ *              where the size needed is 0.
+ *  stream      CUDA handle: the work is enqueued on it (no allocation, no host synchronisation, capturable
+ *              in a CUDA graph); host backend: ignored, the call is synchronous.
+ *  A failing call writes nothing. Every backend writes the same bytes. */
+FQ_API fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t scaleType, int64_t batch, int64_t rows, int64_t groups,
+                                int32_t batching, const int32_t* rowOffsets, int64_t stackedRows,
+                                int32_t srcLayout, const void* src, size_t srcSizeInBytes, int32_t dstLayout,
+                                void* dst, size_t dstSizeInBytes, fqStream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -6,6 +6,7 @@
 
 #include "../dispatch/device.h"
 #include "../dispatch/registry.h"
+#include "../dispatch/scale_repack.h"
 #include "config.h"
 #include "error.h"
 #include "objects.h"
@@ -20,6 +21,8 @@ static_assert(int(Act::SwigluOai) == FQ_ACTIVATION_SWIGLU_OAI && int(Act::GeluTa
 static_assert(int(GateLayout::BlockInterleaved) == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, "fqGateLayout drifted");
 static_assert(int(Rounding::RoundBoth) == FQ_ROUNDING_ROUND_BOTH, "fqIntermediateRounding drifted");
 static_assert(int(MoeLayout::Masked) == FQ_MOE_LAYOUT_MASKED, "fqMoeLayout drifted");
+static_assert(int(RepackBatching::BlocksToStacked) == FQ_SCALE_REPACK_BLOCKS_TO_STACKED &&
+              int(RepackBatching::StackedToBlocks) == FQ_SCALE_REPACK_STACKED_TO_BLOCKS, "fqScaleRepackBatching drifted");
 
 namespace {
 
@@ -219,6 +222,70 @@ fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in,
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// ---- Scale repack ----------------------------------------------------------------------------------
+
+const char* batching_name(int32_t b) {
+    switch (b) {
+        case FQ_SCALE_REPACK_BLOCKS: return "FQ_SCALE_REPACK_BLOCKS";
+        case FQ_SCALE_REPACK_STACKED_TO_BLOCKS: return "FQ_SCALE_REPACK_STACKED_TO_BLOCKS";
+        default: return "FQ_SCALE_REPACK_BLOCKS_TO_STACKED";
+    }
+}
+
+// The scale element types a repack moves: fp32 scales, E8M0 (MX) and E4M3 (NVFP4 block scales).
+fqStatus_t check_repack_shape(int32_t type, int64_t batch, int64_t rows, int64_t groups) {
+    if (type != FQ_TYPE_FP32 && type != FQ_TYPE_E8M0 && type != FQ_TYPE_FP8_E4M3FN)
+        return fail(FQ_STATUS_INVALID_VALUE, "scaleType: {} is not a scale type: FQ_TYPE_FP32 (0), FQ_TYPE_E8M0 (8) "
+                    "or FQ_TYPE_FP8_E4M3FN (3, NVFP4 block scales)", type);
+    if (batch < 0) return fail(FQ_STATUS_INVALID_VALUE, "batch: {} is negative", batch);
+    if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
+    if (groups < 1) return fail(FQ_STATUS_INVALID_VALUE, "groups: {} must be positive", groups);
+    return FQ_STATUS_SUCCESS;
+}
+
+// `blocks` blocks of rows x groups scales of `type` in `layout` (the argument named `layout_arg`), checked
+// for a layout that holds the type and for a byte count that fits 64 bits (`shape_arg` names the extents).
+fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t type, int32_t layout, int64_t blocks,
+                       int64_t rows, int64_t groups, RepackSide* side) {
+    if (layout < FQ_SCALE_LAYOUT_ROW_MAJOR || layout > FQ_SCALE_LAYOUT_PACKED_UE8M0)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not an fqScaleLayout value", layout_arg, layout);
+    const auto l = ScaleLayout(layout);
+    const auto t = DType(type);
+    if (l == ScaleLayout::Swizzled128x4 && t == DType::Fp32)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: SWIZZLED_128X4 holds byte scales (E8M0 or FP8_E4M3FN), not FP32",
+                    layout_arg);
+    if (l == ScaleLayout::PackedUe8m0 && t != DType::E8M0)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: PACKED_UE8M0 holds E8M0 scales, not {}", layout_arg, name(t));
+    // No layout pads rows past a multiple of 128 or groups past a multiple of 4: check before padding.
+    int64_t n = -1;
+    if (rows <= INT64_MAX - 128 && groups <= INT64_MAX - 4) {
+        int64_t prows = rows, pcols = groups, elem = scale_type_bytes(t);
+        switch (l) {
+            case ScaleLayout::ColMajorTma: prows = round_up(rows, 16 / elem); break;
+            case ScaleLayout::Swizzled128x4: prows = round_up(rows, 128); pcols = round_up(groups, 4); break;
+            case ScaleLayout::PackedUe8m0: prows = round_up(rows, 4); pcols = ceil_div(groups, 4); elem = 4; break;
+            default: break;
+        }
+        int64_t cells, bytes;
+        if (!__builtin_mul_overflow(prows, pcols, &cells) && !__builtin_mul_overflow(cells, elem, &bytes) &&
+            !__builtin_mul_overflow(bytes, blocks, &n) && n >= 0) {
+            side->g = make_scale_geometry(l, t, rows, groups);
+            side->blocks = blocks;
+            if (side->g.bytes != bytes)
+                return fail(FQ_STATUS_INTERNAL_ERROR, "{}: {} bytes per block, but the overflow check computed {}",
+                            layout_arg, side->g.bytes, bytes);
+            return FQ_STATUS_SUCCESS;
+        }
+    }
+    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} block(s) of {} x {} {} scales in {} overflow a 64-bit byte count",
+                shape_arg, blocks, rows, groups, name(t), name(l));
+}
+
+bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+    const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return a_bytes > 0 && b_bytes > 0 && pa < pb + uintptr_t(b_bytes) && pb < pa + uintptr_t(a_bytes);
+}
 
 }  // namespace
 
@@ -484,6 +551,91 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
         return v->run(LaunchArgs{c, input, output, scales, reinterpret_cast<void*>(stream), handle->device,
                                  handle->sm_count, handle->allow_pdl != 0});
+    });
+}
+
+fqStatus_t fqGetScaleRepackSize(int32_t type, int64_t batch, int64_t rows, int64_t groups, int32_t layout,
+                                size_t* size) {
+    return guarded("fqGetScaleRepackSize", [&]() -> fqStatus_t {
+        if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        FQ_TRY(check_repack_shape(type, batch, rows, groups));
+        RepackSide side;
+        FQ_TRY(repack_side("layout", "batch, rows, groups", type, layout, batch, rows, groups, &side));
+        *size = size_t(side.bytes());
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t rows, int64_t groups, int32_t batching,
+                         const int32_t* offsets, int64_t stacked_rows, int32_t src_layout, const void* src,
+                         size_t src_bytes, int32_t dst_layout, void* dst, size_t dst_bytes, fqStream_t stream) {
+    return guarded("fqScaleRepack", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        FQ_TRY(check_repack_shape(type, batch, rows, groups));
+        if (batching < FQ_SCALE_REPACK_BLOCKS || batching > FQ_SCALE_REPACK_BLOCKS_TO_STACKED)
+            return fail(FQ_STATUS_INVALID_VALUE, "batching: {} is not an fqScaleRepackBatching value", batching);
+        const auto mode = RepackBatching(batching);
+        if (mode == RepackBatching::Blocks) {
+            if (offsets)
+                return fail(FQ_STATUS_INVALID_VALUE, "rowOffsets: given for FQ_SCALE_REPACK_BLOCKS, which has no "
+                            "stacked side; pass NULL");
+            if (stacked_rows != 0)
+                return fail(FQ_STATUS_INVALID_VALUE, "stackedRows: {} given for FQ_SCALE_REPACK_BLOCKS, which has no "
+                            "stacked side; pass 0", stacked_rows);
+        } else {
+            if (batch > INT32_MAX - 1)
+                return fail(FQ_STATUS_INVALID_VALUE, "batch: {} batches need more int32 row offsets than an "
+                            "int32 row can index (at most INT32_MAX - 1 batches)", batch);
+            if (!offsets)
+                return fail(FQ_STATUS_NULL_POINTER, "rowOffsets: NULL, but {} reads batch + 1 = {} row offsets",
+                            batching_name(batching), batch + 1);
+            if (reinterpret_cast<uintptr_t>(offsets) & 3u)
+                return fail(FQ_STATUS_MISALIGNED, "rowOffsets: {} is not 4-byte aligned (int32)",
+                            static_cast<const void*>(offsets));
+            if (stacked_rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "stackedRows: {} is negative", stacked_rows);
+        }
+        RepackPlan p;
+        p.batch = batch;
+        p.rows = rows;
+        p.scale_bytes = type == FQ_TYPE_FP32 ? 4 : 1;
+        p.offsets = mode == RepackBatching::Blocks ? nullptr : offsets;
+        const bool src_stacked = mode == RepackBatching::StackedToBlocks, dst_stacked = mode == RepackBatching::BlocksToStacked;
+        FQ_TRY(repack_side("srcLayout", src_stacked ? "stackedRows" : "batch, rows, groups", type, src_layout,
+                           src_stacked ? 1 : batch, src_stacked ? stacked_rows : rows, groups, &p.src));
+        FQ_TRY(repack_side("dstLayout", dst_stacked ? "stackedRows" : "batch, rows, groups", type, dst_layout,
+                           dst_stacked ? 1 : batch, dst_stacked ? stacked_rows : rows, groups, &p.dst));
+        p.src.stacked = src_stacked;
+        p.dst.stacked = dst_stacked;
+        const std::pair<const RepackSide*, size_t> sides[] = {{&p.src, src_bytes}, {&p.dst, dst_bytes}};
+        for (const auto& [side, declared] : sides) {
+            const bool is_src = side == &p.src;
+            if (size_t(side->bytes()) > declared)
+                return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "{}SizeInBytes: {} bytes is smaller than the {} that {} {} of "
+                            "{}x{} {} scales take in the {} layout", is_src ? "src" : "dst", declared, side->bytes(),
+                            side->blocks, side->stacked ? "stacked block" : "block(s)", side->g.rows, side->g.cols,
+                            name(side->g.type), name(side->g.layout));
+        }
+        if (p.src.bytes() > 0 && !src) return fail(FQ_STATUS_NULL_POINTER, "src: NULL, but {} bytes of scales are read", p.src.bytes());
+        if (p.dst.bytes() > 0 && !dst) return fail(FQ_STATUS_NULL_POINTER, "dst: NULL, but {} bytes of scales are written", p.dst.bytes());
+        if (type == FQ_TYPE_FP32) {
+            if (p.src.bytes() > 0 && (reinterpret_cast<uintptr_t>(src) & 3u))
+                return fail(FQ_STATUS_MISALIGNED, "src: {} is not 4-byte aligned (fp32 scales)", src);
+            if (p.dst.bytes() > 0 && (reinterpret_cast<uintptr_t>(dst) & 3u))
+                return fail(FQ_STATUS_MISALIGNED, "dst: {} is not 4-byte aligned (fp32 scales)", dst);
+        }
+        if (overlap(src, p.src.bytes(), dst, p.dst.bytes()))
+            return fail(FQ_STATUS_INVALID_VALUE, "dst: its {} bytes at {} overlap the {} bytes of src at {}; a repack "
+                        "cannot work in place", p.dst.bytes(), dst, p.src.bytes(), src);
+        if (handle->backend == Backend::Cuda) {
+            const std::pair<const char*, const void*> ptrs[] = {
+                {"src", p.src.bytes() ? src : nullptr}, {"dst", p.dst.bytes() ? dst : nullptr}, {"rowOffsets", p.offsets}};
+            for (const auto& [arg, ptr] : ptrs)
+                if (ptr && !cuda_pointer_is_device(ptr))
+                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, ptr,
+                                handle->device);
+        }
+        if (p.dst.bytes() == 0) return FQ_STATUS_SUCCESS;
+        return run_scale_repack(handle->backend, p, src, dst, reinterpret_cast<void*>(stream));
     });
 }
 

@@ -77,4 +77,37 @@ FQ_HD int64_t scale_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
     return scale_offset(g.layout, g.ld, g.elem_bytes, g.cols, m, k);
 }
 
+// The inverse of scale_offset: which S[m, k] the scale starting at byte `offset` of the buffer holds, or
+// none (valid false) where the layout puts padding. `offset` is a multiple of the scale's size (4 for fp32,
+// else 1; a PACKED_UE8M0 word holds four byte scales).
+struct ScaleIndex {
+    int64_t m, k;
+    bool valid;
+};
+
+FQ_HD ScaleIndex scale_at_offset(const ScaleGeometry& g, int64_t offset) {
+    switch (g.layout) {
+        case ScaleLayout::RowMajor: {
+            const int64_t e = offset / g.elem_bytes;
+            return {e / g.ld, e % g.ld, true};
+        }
+        case ScaleLayout::ColMajor:
+        case ScaleLayout::ColMajorTma: {
+            const int64_t e = offset / g.elem_bytes, m = e % g.ld;
+            return {m, e / g.ld, m < g.rows};
+        }
+        case ScaleLayout::Swizzled128x4: {
+            const int64_t k_tiles = (g.cols + 3) / 4, atom = offset / 512, in_atom = offset % 512;
+            const int64_t m = (atom / k_tiles) * 128 + ((in_atom % 16) / 4) * 32 + in_atom / 16;
+            const int64_t k = (atom % k_tiles) * 4 + in_atom % 4;
+            return {m, k, m < g.rows && k < g.cols};
+        }
+        case ScaleLayout::PackedUe8m0: {
+            const int64_t word = offset / 4, m = word % g.ld, k = (word / g.ld) * 4 + offset % 4;
+            return {m, k, m < g.rows && k < g.cols};
+        }
+    }
+    return {0, 0, false};
+}
+
 }  // namespace fq

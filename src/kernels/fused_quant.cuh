@@ -21,6 +21,7 @@
 #include "../api/error.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
+#include "silu_fast.cuh"
 #include "vec.cuh"
 
 namespace fq::cuda {
@@ -112,35 +113,63 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
     return r;
 }
 
-// Output i of 8, before the routing probability. kPlain: FP32 intermediates and the portable exp,
-// known at compile time, so the 8 unrolled element chains have no branch between them and interleave.
-template <class S, bool kPlain>
-__device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i) {
-    const Rounding rounding = kPlain ? Rounding::Fp32 : p.rounding;
+// The fp32 gate and up values of output i of 8 (not gated: g only).
+template <class S>
+__device__ __forceinline__ void gate_and_up(const Params& p, const Raw8& r, int i, float& g, float& u) {
     if constexpr (S::gate == GateKind::None) {
-        const float v = activate(S::act, load_input(S::in, r.a.h[i]));
-        return rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
+        g = load_input(S::in, r.a.h[i]);
     } else {
-        uint16_t g = r.a.h[i], u = r.b.h[i];
+        uint16_t gb = r.a.h[i], ub = r.b.h[i];
         if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
             const Half8& h = i < 4 ? r.a : r.b;
             const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
             const bool gate_first = p.order == GateOrder::GateFirst;
-            g = gate_first ? even : odd;
-            u = gate_first ? odd : even;
+            gb = gate_first ? even : odd;
+            ub = gate_first ? odd : even;
         }
-        const float gf = load_input(S::in, g), uf = load_input(S::in, u);
+        g = load_input(S::in, gb);
+        u = load_input(S::in, ub);
+    }
+}
+
+// Output i of 8, before the routing probability, through the shared FQ_HD code of src/common.
+template <class S, bool kPlain>
+__device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i) {
+    const Rounding rounding = kPlain ? Rounding::Fp32 : p.rounding;
+    float g, u;
+    gate_and_up<S>(p, r, i, g, u);
+    if constexpr (S::gate == GateKind::None) {
+        const float v = activate(S::act, g);
+        return rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
+    } else {
         if constexpr (S::act == Act::Silu && !kPlain) {
-            if (p.hardware_exp) return gf / (1.0f + __expf(-gf)) * uf;
+            if (p.hardware_exp) return g / (1.0f + __expf(-g)) * u;
         }
-        return activate_gated(S::act, gf, uf, rounding, S::in, p.swiglu);
+        return activate_gated(S::act, g, u, rounding, S::in, p.swiglu);
     }
 }
 
 template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
+    if constexpr (kPlain && S::act == Act::Silu) {
+        // Eight independent chains with no branch between them, so they interleave; the exact division
+        // only where an input is outside silu_quotient's range (rare: x < -87, Inf, NaN).
+        bool outside = false;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
+        for (int i = 0; i < 8; ++i) {
+            float g, u;
+            gate_and_up<S>(p, r, i, g, u);
+            y[i] = silu_fast(g, outside);
+            if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
+        }
+        if (outside) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
+    }
     if (p.row_prob) {
         const float prob = p.row_prob[m];
 #pragma unroll

@@ -1,12 +1,14 @@
-"""The Pythonic layer: quantize() and scale_buffer_info() over arrays of the caller's framework."""
+"""The Pythonic layer: quantize(), scale_buffer_info() and repack_scales() over arrays of the caller's framework."""
 import math
+import re
 
 from . import _arrays
 from ._arrays import ceil_div, itemsize, wrap
 from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, Status, TensorLayout,
-                    default_handle, to_enum)
+                    default_handle, scale_repack_size, to_enum)
 
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
+ScaleLayout, ScaleRepackBatching = ENUMS["fqScaleLayout"], ENUMS["fqScaleRepackBatching"]
 _ALIASES = {"out_dtype": "output_type", "scale_dtype": "scale_type"}
 
 
@@ -183,3 +185,95 @@ def scale_buffer_info(rows, cols, *, which="rowwise", **attributes):
             if not _ctype(attr).endswith("*"):
                 desc.set(attr, value)
         return desc.scale_buffer_info(rows, cols, which)
+
+
+def _repack_scale_type(scale_dtype, src, src_layout):
+    """The DataType of the scales in `src`: scale_dtype when given, else from src's dtype (int32 words are
+    E8M0 in PACKED_UE8M0; raw uint8 bytes must say what they hold)."""
+    if scale_dtype is not None:
+        return to_enum(DataType, scale_dtype)
+    if src.dtype == "int32" and src_layout == ScaleLayout.PACKED_UE8M0:
+        return DataType.E8M0
+    if src.dtype in ("float32", "float8_e8m0fnu", "float8_e4m3fn"):
+        return DataType[_arrays.DTYPE_TO_TYPE[src.dtype]]
+    raise FusedQuantError(Status.INVALID_VALUE, f"scale_dtype: src has dtype {src.dtype}; say which scales it holds "
+                          "(scale_dtype='fp32', 'e8m0' or 'fp8_e4m3fn')")
+
+
+def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype=None, batch=None, row_offsets=None,
+                  stacked_rows=0, batching=None, out=None, handle=None, stream=None):
+    """Rewrites scales from src_layout to dst_layout (fqScaleRepack); returns the destination storage.
+
+    src: the source scale buffer (NumPy array or PyTorch CPU tensor: host backend; PyTorch CUDA tensor or CuPy
+       array: its GPU, on the current stream or `stream`), read from its start in src_layout's storage order,
+       e.g. the storage of quantize()'s scales or a producer's buffer. Its bytes from its start to the end of its
+       allocation must hold scale_repack_size(...) bytes.
+    rows, groups: logical scale rows of one block (one expert) and scale columns (groups per row).
+    src_layout, dst_layout: ScaleLayout members, ints or names ("row_major", "swizzled_128x4", ...).
+    scale_dtype: "fp32", "e8m0" or "fp8_e4m3fn" (NVFP4 block scales), or a DataType / dtype; by default taken
+       from src's dtype (float32, float8_e8m0fnu, float8_e4m3fn; int32 words of PACKED_UE8M0 are E8M0).
+    batch: blocks of rows x groups (default 1, or len(row_offsets) - 1).
+    row_offsets: None, or batch + 1 int32 row offsets into the stacked side (an int32 array on src's device, or
+       numbers, copied there), read when the work runs. With them one side is one stacked block of
+       `stacked_rows` rows and batch b is its rows [off[b], off[b+1]).
+    batching: ScaleRepackBatching ("blocks", "stacked_to_blocks", "blocks_to_stacked"); default "blocks", or
+       "stacked_to_blocks" when row_offsets are given.
+    out: optional destination of at least scale_repack_size(...) bytes from its start; returned as given.
+       Otherwise a new flat array of dst_layout's storage elements on src's device: float32 for FP32 scales,
+       int32 words for PACKED_UE8M0, else the byte-scale dtype (float8_e8m0fnu / float8_e4m3fn; uint8 where the
+       framework has none). Every byte of it is written: layout padding and rows of no batch are 0.
+    """
+    s = wrap(src)
+    src_layout, dst_layout = to_enum(ScaleLayout, src_layout), to_enum(ScaleLayout, dst_layout)
+    scale_type = _repack_scale_type(scale_dtype, s, src_layout)
+    if batching is None:
+        batching = ScaleRepackBatching.BLOCKS if row_offsets is None else ScaleRepackBatching.STACKED_TO_BLOCKS
+    batching = to_enum(ScaleRepackBatching, batching)
+    offsets_arr = keep = None
+    if row_offsets is not None:
+        try:
+            offsets_arr = wrap(row_offsets)
+            keep = row_offsets
+        except TypeError:
+            keep = _arrays.from_values(s.kind, s.device, row_offsets, "int32")
+            offsets_arr = wrap(keep)
+        if offsets_arr.device != s.device:
+            raise FusedQuantError(Status.INVALID_VALUE, f"row_offsets: the array is on {offsets_arr.where}, src is on "
+                                  f"{s.where}")
+        if offsets_arr.dtype != "int32" or len(offsets_arr.shape) != 1:
+            raise FusedQuantError(Status.INVALID_VALUE, f"row_offsets: a 1-D int32 array, not {offsets_arr.dtype} of "
+                                  f"shape {offsets_arr.shape}")
+        if offsets_arr.shape[0] > 1 and offsets_arr.strides[0] != 4:
+            raise FusedQuantError(Status.INVALID_VALUE, "row_offsets: must be contiguous")
+        if batch is None:
+            batch = max(offsets_arr.shape[0] - 1, 0)
+        if offsets_arr.shape[0] != batch + 1:
+            raise FusedQuantError(Status.INVALID_VALUE, f"row_offsets: {offsets_arr.shape[0]} entries, batch + 1 = "
+                                  f"{batch + 1} expected")
+    batch = 1 if batch is None else batch
+    dst_stacked = batching == ScaleRepackBatching.BLOCKS_TO_STACKED
+    try:
+        dst_bytes = scale_repack_size(scale_type, 1 if dst_stacked else batch, stacked_rows if dst_stacked else rows,
+                                      groups, dst_layout)
+    except FusedQuantError as e:  # the size query calls its layout argument "layout": here it is dst_layout
+        raise FusedQuantError(e.status, re.sub(r"^layout:", "dst_layout:", e.message)) from None
+    if out is None:
+        element = 4 if scale_type == DataType.FP32 or dst_layout == ScaleLayout.PACKED_UE8M0 else 1
+        dtype = "int32" if dst_layout == ScaleLayout.PACKED_UE8M0 else _arrays.TYPE_TO_DTYPE[scale_type.name]
+        out = _arrays.empty(s.kind, s.device, (dst_bytes // element,), dtype)
+    o = wrap(out)
+    if o.device != s.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"out: the array is on {o.where}, src is on {s.where}")
+    if getattr(getattr(o.obj, "flags", None), "writeable", True) is False:
+        raise FusedQuantError(Status.INVALID_VALUE, "out: the array is read-only")
+    h = handle or default_handle(Backend.HOST if s.device < 0 else Backend.CUDA, s.device)
+    with _arrays.device_guard(s.kind, s.device):
+        st = _arrays.current_stream(s.kind, s.device) if stream is None else \
+            int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+        h.scale_repack(scale_type, batch, rows, groups, batching, offsets_arr.ptr if offsets_arr is not None else 0, stacked_rows,
+                       src_layout, s.ptr, s.capacity, dst_layout, o.ptr, o.capacity, st)
+    # `keep` held offsets copied from numbers alive through the call; on a GPU their memory goes back to the
+    # framework's caching allocator, which reuses it in the current stream's order (with another `stream=`,
+    # pass the offsets as a device array that outlives the work).
+    del keep
+    return out

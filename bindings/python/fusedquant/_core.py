@@ -281,6 +281,26 @@ class Handle(_Object):
                              p(scales), scales_size, p(workspace), workspace_size, p(stream, "fqStream_t")))
 
 
+    def scale_repack(self, scale_type, batch, rows, groups, batching, row_offsets, stacked_rows, src_layout, src,
+                     src_size, dst_layout, dst, dst_size, stream=0):
+        """fqScaleRepack with raw addresses (ints; row_offsets 0 for none); see fusedquant.repack_scales."""
+        def p(address, ctype="void*"):
+            return ffi.cast(ctype, address or 0)
+        check(lib.fqScaleRepack(self.ptr, int(to_enum(DataType, scale_type)), batch, rows, groups,
+                                int(to_enum(ENUMS["fqScaleRepackBatching"], batching)), p(row_offsets, "int32_t*"),
+                                stacked_rows, int(to_enum(ENUMS["fqScaleLayout"], src_layout)), p(src), src_size,
+                                int(to_enum(ENUMS["fqScaleLayout"], dst_layout)), p(dst), dst_size,
+                                p(stream, "fqStream_t")))
+
+
+def scale_repack_size(scale_type, batch, rows, groups, layout):
+    """Bytes of `batch` blocks of rows x groups scales of `scale_type` in `layout` (fqGetScaleRepackSize)."""
+    size = ffi.new("size_t*")
+    check(lib.fqGetScaleRepackSize(int(to_enum(DataType, scale_type)), batch, rows, groups,
+                                   int(to_enum(ENUMS["fqScaleLayout"], layout)), size))
+    return size[0]
+
+
 _handles = threading.local()
 
 

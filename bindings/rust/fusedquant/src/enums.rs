@@ -134,6 +134,12 @@ c_enums! {
         ColumnwiseScalePointer = FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER,
         GlobalAmaxPointer = FQ_QUANT_DESC_GLOBAL_AMAX_POINTER,
     }
+    /// Where the batches of a scale repack lie in its source and destination (`fqScaleRepackBatching`);
+    /// see [`crate::ScaleRepack`].
+    ScaleRepackBatching = "fqScaleRepackBatching" {
+        Blocks = FQ_SCALE_REPACK_BLOCKS, StackedToBlocks = FQ_SCALE_REPACK_STACKED_TO_BLOCKS,
+        BlocksToStacked = FQ_SCALE_REPACK_BLOCKS_TO_STACKED,
+    }
     /// Facts about a scale buffer (`fqScaleInfo`); see [`crate::QuantDesc::scale_buffer_info`].
     ScaleInfo = "fqScaleInfo" {
         Bytes = FQ_SCALE_INFO_BYTES, Rows = FQ_SCALE_INFO_ROWS, Cols = FQ_SCALE_INFO_COLS,

@@ -6,7 +6,8 @@
 //! - every C enum is a Rust enum ([`enums`]) with an `Unknown(i32)` variant for values it does not know;
 //! - every failure is an [`Error`] carrying the [`Status`] and the library's message;
 //! - [`Handle::quantize`] runs over slices on the host backend, after checking their lengths against the
-//!   layouts and the scale-buffer query; [`Handle::quantize_raw`] takes raw (device) pointers and a stream.
+//!   layouts and the scale-buffer query; [`Handle::quantize_raw`] takes raw (device) pointers and a stream;
+//! - [`Handle::repack_scales`] rewrites a scale buffer from one layout to another ([`ScaleRepack`]).
 //!
 //! ```no_run
 //! use fusedquant::*;
@@ -30,11 +31,13 @@ use std::fmt;
 pub mod bits;
 pub mod enums;
 mod objects;
+mod repack;
 
 pub use enums::*;
 /// The raw bindings, for what this crate does not wrap.
 pub use fusedquant_sys as ffi;
 pub use objects::{Element, Handle, QuantDesc, ScaleBuffer, TensorLayout};
+pub use repack::{scale_repack_size, ScaleRepack};
 
 /// The version of the header this crate was built against (MAJOR*10000 + MINOR*100 + PATCH).
 pub const HEADER_VERSION: u32 = sys::FQ_VERSION_NUMBER;

@@ -308,6 +308,7 @@ fn rust_enums() -> BTreeMap<&'static str, Mapping> {
         entry::<TensorLayoutAttr>(),
         entry::<QuantDescAttr>(),
         entry::<ScaleInfo>(),
+        entry::<ScaleRepackBatching>(),
     ])
 }
 
@@ -334,4 +335,83 @@ fn every_header_enum_constant_is_mapped() {
 #[test]
 fn loaded_library_matches_the_header_version() {
     assert_eq!(version(), HEADER_VERSION);
+}
+
+/// S[m, k] of a SWIZZLED_128X4 block of `groups` groups (SPEC §4's formula), for the repack tests.
+fn swizzled_offset(groups: i64, m: i64, k: i64) -> usize {
+    ((m / 128) * ((groups + 3) / 4) * 512 + (k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + k % 4) as usize
+}
+
+#[test]
+fn repack_row_major_to_swizzled_and_back() -> Result<()> {
+    let h = host();
+    let (rows, groups) = (130i64, 7i64);
+    let src: Vec<u8> = (0..rows * groups).map(|i| (i * 37 % 251) as u8).collect();
+    let r = ScaleRepack::new(DataType::E8m0, rows, groups, ScaleLayout::RowMajor, ScaleLayout::Swizzled128x4);
+    assert_eq!(r.dst_bytes()?, 256 * 8);
+    let mut sw = vec![0xABu8; r.dst_bytes()?];
+    h.repack_scales(&r, None, &src, &mut sw)?;
+    let mut logical = vec![false; sw.len()];
+    for m in 0..rows {
+        for k in 0..groups {
+            let o = swizzled_offset(groups, m, k);
+            assert_eq!(sw[o], src[(m * groups + k) as usize], "S[{m}, {k}]");
+            logical[o] = true;
+        }
+    }
+    assert!(sw.iter().zip(&logical).all(|(&b, &l)| l || b == 0), "padding is 0");
+    let back_r = ScaleRepack::new(DataType::E8m0, rows, groups, ScaleLayout::Swizzled128x4, ScaleLayout::RowMajor);
+    let mut back = vec![0u8; src.len()];
+    h.repack_scales(&back_r, None, &sw, &mut back)?;
+    assert_eq!(back, src);
+    Ok(())
+}
+
+#[test]
+fn repack_stacked_experts_to_padded_blocks_with_an_empty_expert() -> Result<()> {
+    let h = host();
+    let offsets = [0i32, 3, 3, 8]; // expert 1 is empty
+    let (capacity, groups) = (4i64, 2i64); // expert 2 has 5 rows: its fifth is not copied
+    let src: Vec<f32> = (0..8 * groups).map(|i| i as f32 + 0.5).collect();
+    let r = ScaleRepack::new(DataType::Fp32, capacity, groups, ScaleLayout::RowMajor, ScaleLayout::ColMajor)
+        .with_batch(3)
+        .with_stacked(ScaleRepackBatching::StackedToBlocks, 8);
+    assert_eq!((r.src_bytes()?, r.dst_bytes()?), (64, 96));
+    let mut dst = vec![-1f32; 24];
+    h.repack_scales(&r, Some(&offsets), &src, &mut dst)?;
+    for b in 0..3usize {
+        let count = (offsets[b + 1] - offsets[b]).min(capacity as i32) as usize;
+        for row in 0..capacity as usize {
+            for k in 0..groups as usize {
+                let got = dst[b * 8 + k * capacity as usize + row]; // COL_MAJOR, ld = 4
+                let want = if row < count { src[(offsets[b] as usize + row) * groups as usize + k] } else { 0.0 };
+                assert_eq!(got, want, "expert {b} row {row} group {k}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn repack_errors_name_the_argument() {
+    let h = host();
+    let r = ScaleRepack::new(DataType::Fp32, 4, 2, ScaleLayout::RowMajor, ScaleLayout::PackedUe8m0);
+    let e = h.repack_scales(&r, None, &[0f32; 8], &mut [0f32; 8]).unwrap_err();
+    assert_eq!(e.status, Status::InvalidValue);
+    assert!(e.message.starts_with("dstLayout"), "{}", e.message);
+    let r = ScaleRepack::new(DataType::E8m0, 4, 2, ScaleLayout::RowMajor, ScaleLayout::ColMajor);
+    let e = h.repack_scales(&r, None, &[0u8; 8], &mut [0u8; 7]).unwrap_err();
+    assert_eq!(e.status, Status::InsufficientBuffer);
+    assert!(e.message.starts_with("dstSizeInBytes"), "{}", e.message);
+    let r = r.with_batch(2).with_stacked(ScaleRepackBatching::StackedToBlocks, 4);
+    let e = h.repack_scales(&r, Some(&[0, 2]), &[0u8; 8], &mut [0u8; 16]).unwrap_err();
+    assert_eq!(e.status, Status::InvalidValue);
+    assert!(e.message.starts_with("row_offsets"), "{}", e.message);
+    let e = h.repack_scales(&r, None, &[0u8; 8], &mut [0u8; 16]).unwrap_err();
+    assert_eq!(e.status, Status::NullPointer);
+    assert!(e.message.starts_with("rowOffsets"), "{}", e.message);
+    assert_eq!(
+        scale_repack_size(DataType::Bf16, 1, 1, 1, ScaleLayout::RowMajor).unwrap_err().status,
+        Status::InvalidValue
+    );
 }

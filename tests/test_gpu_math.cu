@@ -1,0 +1,106 @@
+// Device arithmetic against the host (SPEC §0): the portable exp / erf / tanh give the same bits when
+// compiled by nvcc and run on the GPU as on the host, and the kernels' fast SiLU equals fq::silu (IEEE
+// division) for every bf16 and fp16 input it claims. Part of fq_gpu_tests (skipped without a GPU).
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <ios>
+#include <vector>
+
+#include "common/activation.h"
+#include "kernels/silu_fast.cuh"
+
+namespace {
+
+#define CUDA_CHECK(x) REQUIRE_MESSAGE((x) == cudaSuccess, #x)
+
+enum class Fn { Exp, Erf, Tanh };
+
+// out[i] = f(bits_float(first + i * stride)).
+__global__ void portable_on_device(Fn fn, uint32_t first, uint32_t stride, uint32_t n, float* out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float x = fq::bits_float(first + i * stride);
+    out[i] = fn == Fn::Exp ? fq::portable_exp(x) : fn == Fn::Erf ? fq::portable_erf(x) : fq::portable_tanh(x);
+}
+
+// For each 16-bit input: the fast SiLU, whether it claimed the input, and the IEEE-division SiLU.
+__global__ void silu_both_ways(bool bf16, float* fast, float* exact, uint8_t* outside_flags) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 65536) return;
+    const float x = fq::load_input(bf16 ? fq::InType::Bf16 : fq::InType::Fp16, uint16_t(i));
+    bool outside = false;
+    fast[i] = fq::cuda::silu_fast(x, outside);
+    exact[i] = fq::silu(x);
+    outside_flags[i] = outside;
+}
+
+template <class T>
+struct Device {
+    T* p = nullptr;
+    explicit Device(size_t n) { CUDA_CHECK(cudaMalloc(&p, n * sizeof(T))); }
+    ~Device() { cudaFree(p); }
+    std::vector<T> get(size_t n) const {
+        std::vector<T> v(n);
+        CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return v;
+    }
+};
+
+uint32_t bits(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("portable exp / erf / tanh: device bits equal host bits (every 61st float bit pattern)") {
+    // 61 is odd and prime: the sample visits every exponent and a spread of mantissas, 70M inputs.
+    constexpr uint32_t kStride = 61, kN = uint32_t((uint64_t(1) << 32) / kStride);
+    Device<float> out(kN);
+    for (Fn fn : {Fn::Exp, Fn::Erf, Fn::Tanh}) {
+        portable_on_device<<<(kN + 255) / 256, 256>>>(fn, 0u, kStride, kN, out.p);
+        CUDA_CHECK(cudaGetLastError());
+        const std::vector<float> device = out.get(kN);
+        uint64_t differ = 0;
+        uint32_t first_x = 0, first_host = 0, first_device = 0;
+        for (uint32_t i = 0; i < kN; ++i) {
+            const float x = fq::bits_float(i * kStride);
+            const float host = fn == Fn::Exp ? fq::portable_exp(x) : fn == Fn::Erf ? fq::portable_erf(x) : fq::portable_tanh(x);
+            if (bits(host) != bits(device[i]) && differ++ == 0)
+                first_x = i * kStride, first_host = bits(host), first_device = bits(device[i]);
+        }
+        INFO("function " << int(fn) << ": first difference at x bits 0x" << std::hex << first_x << " host 0x"
+                         << first_host << " device 0x" << first_device);
+        CHECK(differ == 0);
+    }
+}
+
+TEST_CASE("fast SiLU equals the IEEE-division SiLU for every bf16 and fp16 input it claims") {
+    Device<float> fast(65536), exact(65536);
+    Device<uint8_t> outside(65536);
+    for (bool bf16 : {true, false}) {
+        silu_both_ways<<<256, 256>>>(bf16, fast.p, exact.p, outside.p);
+        CUDA_CHECK(cudaGetLastError());
+        const auto f = fast.get(65536), e = exact.get(65536);
+        const auto o = outside.get(65536);
+        int claimed = 0, differ = 0, host_differ = 0;
+        for (uint32_t i = 0; i < 65536; ++i) {
+            const float x = fq::load_input(bf16 ? fq::InType::Bf16 : fq::InType::Fp16, uint16_t(i));
+            host_differ += bits(e[i]) != bits(fq::silu(x));  // device IEEE silu == host silu
+            if (o[i]) continue;
+            ++claimed;
+            if (bits(f[i]) != bits(e[i])) {
+                if (differ++ < 5)
+                    MESSAGE("input 0x" << std::hex << i << ": fast 0x" << bits(f[i]) << " exact 0x" << bits(e[i]));
+            }
+        }
+        INFO((bf16 ? "bf16" : "fp16") << ": " << claimed << " inputs on the fast path");
+        CHECK(claimed > 45000);  // all but x < -87, Inf and NaN: the range check must not send ordinary inputs away
+        CHECK(differ == 0);
+        CHECK(host_differ == 0);
+    }
+}
