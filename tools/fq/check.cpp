@@ -19,7 +19,8 @@ const char* kCheckHelp = R"(usage: fq check [--cases N] [--seed S] [--variants N
 
 Runs N random problems (default 300: every scheme, activation, gate layout, scale layout, input and output
 type, partial groups, NaN/Inf inputs) on the host reference and on each CUDA variant that accepts them,
-and prints a pass/fail table. Exit status: 0 all passed, 1 a variant wrote different bytes or failed,
+and N random scale repacks (fqScaleRepack: scale types, layout pairs, batchings, row offsets) on both
+backends, and prints a pass/fail table. Exit status: 0 all passed, 1 a variant wrote different bytes or failed,
 2 usage or setup error, 77 no usable GPU (nothing to compare).
 )";
 
@@ -105,6 +106,74 @@ struct Variant {
     std::string name, covers;
     Tally tally;
 };
+
+// fqScaleRepack on the GPU against the host backend: random scale types, layout pairs, batchings and row
+// offsets, random source bytes, poisoned destinations. Returns the tally of the "scale repack" row.
+Tally check_repack(fqHandle_t gpu, fqHandle_t host, std::mt19937& rng, int cases) {
+    Tally t;
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (int c = 0; c < cases; ++c) {
+        const int32_t type = pick(rng, {FQ_TYPE_FP32, FQ_TYPE_E8M0, FQ_TYPE_FP8_E4M3FN});
+        const int n_layouts = type == FQ_TYPE_FP32 ? 3 : (type == FQ_TYPE_E8M0 ? 5 : 4);  // what each type may use
+        const int32_t src_layout = std::uniform_int_distribution<int32_t>(0, n_layouts - 1)(rng);
+        const int32_t dst_layout = std::uniform_int_distribution<int32_t>(0, n_layouts - 1)(rng);
+        const int64_t batch = pick<int64_t>(rng, {0, 1, 2, 3}), rows = pick<int64_t>(rng, {0, 1, 5, 33, 128, 130});
+        const int64_t groups = pick<int64_t>(rng, {1, 3, 4, 7, 16});
+        const int32_t batching = batch > 0 ? pick(rng, {FQ_SCALE_REPACK_BLOCKS, FQ_SCALE_REPACK_STACKED_TO_BLOCKS,
+                                                         FQ_SCALE_REPACK_BLOCKS_TO_STACKED})
+                                           : FQ_SCALE_REPACK_BLOCKS;
+        std::vector<int32_t> offsets;
+        int64_t stacked = 0;
+        if (batching != FQ_SCALE_REPACK_BLOCKS) {
+            offsets.push_back(0);
+            for (int64_t b = 0; b < batch; ++b)
+                offsets.push_back(offsets.back() + int32_t(std::uniform_int_distribution<int64_t>(0, rows)(rng)));
+            stacked = offsets.back();
+        }
+        const bool src_stacked = batching == FQ_SCALE_REPACK_STACKED_TO_BLOCKS;
+        const bool dst_stacked = batching == FQ_SCALE_REPACK_BLOCKS_TO_STACKED;
+        size_t src_bytes = 0, dst_bytes = 0;
+        if (fqGetScaleRepackSize(type, src_stacked ? 1 : batch, src_stacked ? stacked : rows, groups, src_layout,
+                                 &src_bytes) != FQ_STATUS_SUCCESS ||
+            fqGetScaleRepackSize(type, dst_stacked ? 1 : batch, dst_stacked ? stacked : rows, groups, dst_layout,
+                                 &dst_bytes) != FQ_STATUS_SUCCESS)
+            continue;  // a layout that does not hold this scale type
+        std::vector<uint8_t> src(src_bytes), want(dst_bytes, 0xAB), got(dst_bytes);
+        for (auto& b : src) b = uint8_t(byte(rng));
+        const int32_t* host_offsets = offsets.empty() ? nullptr : offsets.data();
+        const std::string what = "repack " + type_name(type) + " " + layout_name(src_layout) + "->" +
+                                 layout_name(dst_layout) + " batch " + std::to_string(batch) + " rows " +
+                                 std::to_string(rows) + " groups " + std::to_string(groups) + " batching " +
+                                 std::to_string(batching);
+        if (fqScaleRepack(host, type, batch, rows, groups, batching, host_offsets, stacked, src_layout,
+                          src_bytes ? src.data() : nullptr, src_bytes, dst_layout, dst_bytes ? want.data() : nullptr,
+                          dst_bytes, nullptr) != FQ_STATUS_SUCCESS)
+            continue;  // a combination the API refuses (the library's own tests cover those)
+        DeviceBuffer d_src(src_bytes), d_dst(dst_bytes), d_off(offsets.size() * 4);
+        copy_to_device(d_src.p, src.data(), src_bytes);
+        copy_to_device(d_off.p, offsets.data(), offsets.size() * 4);
+        device_fill(d_dst.p, 0xAB, dst_bytes);
+        const fqStatus_t s = fqScaleRepack(gpu, type, batch, rows, groups, batching,
+                                           offsets.empty() ? nullptr : static_cast<const int32_t*>(d_off.p), stacked,
+                                           src_layout, src_bytes ? d_src.p : nullptr, src_bytes, dst_layout,
+                                           dst_bytes ? d_dst.p : nullptr, dst_bytes, nullptr);
+        ++t.runs;
+        if (s != FQ_STATUS_SUCCESS) {
+            if (t.errors++ == 0 && t.first_problem.empty()) t.first_problem = what + ": " + fqGetLastErrorMessage();
+            continue;
+        }
+        device_synchronize();
+        copy_to_host(got.data(), d_dst.p, dst_bytes);
+        if (got != want) {
+            size_t first = 0;
+            while (got[first] == want[first]) ++first;
+            if (t.mismatched++ == 0 && t.first_problem.empty())
+                t.first_problem = what + ": dst byte " + std::to_string(first) + " is " + std::to_string(got[first]) +
+                                  ", host " + std::to_string(want[first]);
+        }
+    }
+    return t;
+}
 
 }  // namespace
 
@@ -213,6 +282,8 @@ int check_main(int argc, char** argv) {
     fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &automatic, 4);
     progress.update(uint64_t(cases));
     progress.finish();
+    // The other kernel of the library: fqScaleRepack (not in the fqQuantize variant table).
+    variants.push_back({-2, "scale-repack", "fqScaleRepack, every layout pair and batching", check_repack(gpu, host, rng, cases)});
 
     bool failed = false;
     std::printf("\n%-24s %8s %8s %10s %7s  %s\n", "variant", "problems", "refused", "mismatched", "result", "covers");
