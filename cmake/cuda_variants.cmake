@@ -5,7 +5,8 @@ function(fq_add_cuda_kernels target archs)
   target_sources(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/variants.cu
-    ${PROJECT_SOURCE_DIR}/src/kernels/scale_repack.cu)
+    ${PROJECT_SOURCE_DIR}/src/kernels/scale_repack.cu
+    ${PROJECT_SOURCE_DIR}/src/kernels/block2d.cu)
   # The one list of explicit instantiations: one translation unit per activation (parallel builds).
   foreach(FQ_ACT IN ITEMS Identity Silu GeluErf GeluTanh Relu ReluSquared SwigluOai)
     set(tu ${PROJECT_BINARY_DIR}/kernels/fused_quant_${FQ_ACT}.cu)

@@ -155,7 +155,9 @@ TEST_CASE("combinations with no implementation yet answer NOT_SUPPORTED and name
     char name[64];
     {
         Desc d;
-        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+        const int32_t counts[2] = {1, 2};
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D).i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
+        d.i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2).ptr(FQ_QUANT_DESC_MOE_COUNTS_POINTER, counts);
         expect_error(fqQuerySupport(h.h, d.d, li.l, lo.l, name, sizeof name), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");
     }
     Desc ok;
@@ -303,7 +305,9 @@ TEST_CASE("fqGetVariantName: a NULL name is NULL_POINTER, a zero capacity INVALI
 TEST_CASE("fqGetWorkspaceSize answers NOT_SUPPORTED, as fqQuerySupport does, for a problem no variant runs") {
     Handle h;
     Desc d;
-    d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+    const int32_t counts[2] = {1, 2};
+    d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D).i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
+    d.i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2).ptr(FQ_QUANT_DESC_MOE_COUNTS_POINTER, counts);
     Layout li(FQ_TYPE_BF16, 4, 64, 64), lo(FQ_TYPE_FP8_E4M3FN, 4, 64, 64);
     size_t ws = 77;
     expect_error(fqGetWorkspaceSize(h.h, d.d, li.l, lo.l, &ws), FQ_STATUS_NOT_SUPPORTED, "BLOCK_2D");

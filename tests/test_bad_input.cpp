@@ -121,6 +121,13 @@ struct World {
         setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, col_values.p());
         setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_scales.p());
     }
+    // A valid problem the host backend does not run: BLOCK_2D over a MASKED MoE layout of 2 experts.
+    void unsupported_on_host() {
+        set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+        set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED);
+        set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+        setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, counts);
+    }
     // The descriptor's output type and the output layout's together (so only the rule under test breaks).
     void output_type(int32_t t) { set(FQ_QUANT_DESC_OUTPUT_TYPE, t); set_layout(out, FQ_TENSOR_LAYOUT_TYPE, t); }
     void setf(int32_t attr, float v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
@@ -655,7 +662,6 @@ std::vector<Combo> combos() {
         {"output type differs from the output layout's", INVALID, "outputLayout",
          [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
         // Valid, not implemented in this version.
-        {"BLOCK_2D", UNSUPPORTED, "BLOCK_2D", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); }, true},
         // MoE (SPEC §5): what needs no pointer is refused by the queries too.
         {"CONTIGUOUS MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
          [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }},
@@ -863,7 +869,7 @@ void query_cases(Cases& c) {
         .setup = [](World& w) {
             const int32_t v = 0;
             REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-            w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+            w.unsupported_on_host();
         };
 }
 
@@ -953,7 +959,7 @@ void quantize_cases(Cases& c) {
     q("handle", "pinned variant refuses the problem", {UNSUPPORTED}, "FQ_HANDLE_VARIANT", none, [](World& w) {
         const int32_t v = 0;
         REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-        w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D);
+        w.unsupported_on_host();
     });
     // MoE and columnwise pointers (SPEC §5, §4).
     const Setup contiguous = [](World& w) {

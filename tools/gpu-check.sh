@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|sanitize|python|bench|torch|test,bench]       (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|torch|test,bench]       (default all)
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -23,6 +23,8 @@ if has test; then
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
   tail -15 "$out/ctest.log"
   ./build-gpu/tests/fq_gpu_tests -s=false 2>&1 | tail -8 | tee "$out/gpu-tests.log"
+  echo "-- cuBLASLt reads fq's scale layouts (VEC128_32F, BLK128x128_32F)"
+  ./build-gpu/tests/fq_cublaslt_tests 2>&1 | tail -25 | tee "$out/cublaslt-tests.log"
 fi
 
 if has sanitize; then
@@ -45,14 +47,36 @@ if has python; then
   grep -qE "[0-9]+ failed|error" "$out/pytest-gpu.log" && status=1
 fi
 
+if has check; then
+  echo "== fq check: every variant against the host reference"
+  ./build-gpu/tools/fq check --cases 400 >"$out/check.txt" 2>"$out/check-progress.log" || status=1
+  tail -30 "$out/check.txt"
+fi
+
+if has mlp; then
+  echo "== examples/mlp_cublaslt: FP8 MLP, fq scales read by cuBLASLt (VEC128_32F / BLK128x128_32F)"
+  ./build-gpu/fq_mlp_cublaslt 2>&1 | tee "$out/mlp.txt"
+  ./build-gpu/fq_mlp_cublaslt --tokens 4096 --hidden 7168 --inter 18432 --iters 20 2>&1 | tee -a "$out/mlp.txt"
+  grep -q FAIL "$out/mlp.txt" && status=1
+fi
+
 if has bench; then
-  echo "== fq_bench"
-  ./build-gpu/tools/fq_bench --json "$out/bench.json" --layouts row,col 2>&1 | tee "$out/bench.txt"
-  echo "== fq_bench: programmatic dependent launch allowed (small batches)"
-  ./build-gpu/tools/fq_bench --pdl 1 --tokens 1,16,128 --layouts row --json "$out/bench-pdl.json" 2>&1 | tee "$out/bench-pdl.txt"
-  echo "== fq_bench: hardware exponential (benchmark-only variant)"
-  ./build-gpu/tools/fq_bench --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp \
-    --json "$out/bench-hwexp.json" 2>&1 | tee "$out/bench-hwexp.txt"
+  # Tables on stdout (*.txt), progress on stderr (*-progress.log), every result in JSON and CSV.
+  bench() { local name=$1; shift; ./build-gpu/tools/fq bench "$@" --json "$out/$name.json" --csv "$out/$name.csv" \
+              2>"$out/$name-progress.log" | tee "$out/$name.txt"; }
+  echo "== fq bench"
+  bench bench --layouts row,col
+  echo "== fq bench: programmatic dependent launch allowed (small batches)"
+  bench bench-pdl --pdl 1 --tokens 1,16,128 --layouts row
+  echo "== fq bench: hardware exponential (benchmark-only variant)"
+  bench bench-hwexp --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp
+  echo "== fq bench: BLOCK_2D weights (identity, 128x128 scales, COL_MAJOR as cuBLASLt reads them)"
+  bench bench-block2d --tokens 2048,7168,18432 --hidden 2048,7168 --scheme block2d --act identity --not-gated --layouts col
+  echo "== fq bench: tools/fq/sweeps.txt (every scheme; the ones without a kernel are listed as skipped)"
+  bench bench-sweeps --file tools/fq/sweeps.txt
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    python3 tools/fq/plot_bench.py "$out/bench.json" "$out/bench.png"
+  fi
 fi
 if has torch; then
   echo "== PyTorch peers"

@@ -1,5 +1,6 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
-bench.json (fq_bench), bench-pdl.json, bench-hwexp.json, bench-torch.json (tools/bench_torch.py).
+bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json (all `fq bench --json`), bench-torch.json
+(tools/bench_torch.py). Results `fq bench` skipped (status other than "ok") are left out.
 Usage: python3 tools/perf_report.py DIR > tables.md"""
 import json
 import sys
@@ -8,11 +9,17 @@ from pathlib import Path
 
 def load(d, name):
     p = Path(d) / name
-    return json.loads(p.read_text()) if p.exists() else None
+    if not p.exists():
+        return None
+    doc = json.loads(p.read_text())
+    if "results" in doc and name != "bench-torch.json":
+        doc["results"] = [r for r in doc["results"] if r.get("status", "ok") == "ok"]
+    return doc
 
 
 def main(d):
-    bench, pdl, hwexp, torch = (load(d, n) for n in ("bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-torch.json"))
+    bench, pdl, hwexp, torch, block2d = (load(d, n) for n in ("bench.json", "bench-pdl.json", "bench-hwexp.json",
+                                                             "bench-torch.json", "bench-block2d.json"))
     peers = {(r["tokens"], r["hidden"]): r for r in (torch or {}).get("results", [])}
     rows = {}
     for r in bench["results"]:
@@ -33,7 +40,7 @@ def main(d):
               f"{r['gbps']:.0f} | {r['pct_of_copy']:.1f}% / {c['pct_of_copy'] if c else 0:.1f}% | {eager} | {comp} | {ratio} |")
     if pdl:
         print()
-        print("With programmatic dependent launch allowed (`fq_bench --pdl 1`, row-major scales):")
+        print("With programmatic dependent launch allowed (`fq bench --pdl 1`, row-major scales):")
         print()
         print("| tokens | hidden | copy us | fq us | % of copy |")
         print("|---:|---:|---:|---:|---:|")
@@ -52,6 +59,16 @@ def main(d):
         for (t, h), v in sorted(by.items()):
             a, b = v["sm90.group"]["us"], v["sm90.group.hwexp"]["us"]
             print(f"| {t} | {h} | {a:.2f} | {b:.2f} | {100 * (a / b - 1):.0f}% |")
+    if block2d:
+        print()
+        print("BLOCK_2D weight quantization (`fq bench --scheme block2d --act identity --not-gated --layouts col`: "
+              "a bf16 [rows, cols] weight to e4m3fn with one fp32 scale per 128x128 tile):")
+        print()
+        print("| rows | cols | kernel | bytes | us | GB/s | % of copy |")
+        print("|---:|---:|---|---:|---:|---:|---:|")
+        for r in block2d["results"]:
+            print(f"| {r['tokens']} | {r['hidden']} | {r['kernel']} | {r['bytes']} | {r['us']:.2f} | {r['gbps']:.0f} | "
+                  f"{r['pct_of_copy']:.1f}% |")
 
 
 if __name__ == "__main__":

@@ -152,7 +152,8 @@ enum fqQuantScheme {
     FQ_SCHEME_PER_TENSOR_DYNAMIC = 1, /**< one fp32 scale computed on the device, written to the scales */
     FQ_SCHEME_PER_TOKEN = 2,          /**< one fp32 scale per row */
     FQ_SCHEME_PER_GROUP = 3,          /**< one scale per GROUP_SIZE consecutive elements of a row */
-    FQ_SCHEME_BLOCK_2D = 4,           /**< one scale per 128x128 tile (weights) */
+    FQ_SCHEME_BLOCK_2D = 4,           /**< one fp32 scale per 128x128 tile (weights): grid [ceil(M/128),
+                                           ceil(K/128)]; COL_MAJOR is cuBLASLt's BLK128x128_32F */
     FQ_SCHEME_MXFP8 = 5,              /**< blocks of 32, E8M0 scales, fp8 values */
     FQ_SCHEME_MXFP4 = 6,              /**< blocks of 32, E8M0 scales, e2m1 values */
     FQ_SCHEME_NVFP4 = 7               /**< blocks of 16, e4m3 block scales + fp32 tensor scale */
@@ -334,8 +335,8 @@ FQ_API fqStatus_t fqQuantDescGetAttribute(fqQuantDesc_t desc, int32_t attr, void
  *  the logical scales are S_col[h, b], so ROWS = cols (H) and COLS = ceil(rows / block). */
 enum fqScaleInfo {
     FQ_SCALE_INFO_BYTES = 0,          /**< total bytes the buffer needs, padding and every block included */
-    FQ_SCALE_INFO_ROWS = 1,           /**< logical scale rows of a block (M; MASKED max_m; columnwise H; 1 for
-                                           per-tensor dynamic, 0 for static) */
+    FQ_SCALE_INFO_ROWS = 1,           /**< logical scale rows of a block (M; ceil(M/128) for BLOCK_2D; MASKED
+                                           max_m; columnwise H; 1 for per-tensor dynamic, 0 for static) */
     FQ_SCALE_INFO_COLS = 2,           /**< logical scale columns (groups per row, ceil(cols / G); columnwise
                                            ceil(M / block)) */
     FQ_SCALE_INFO_PADDED_ROWS = 3,    /**< rows including layout padding */

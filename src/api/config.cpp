@@ -39,7 +39,7 @@ DType required_scale_type(Scheme s) {
 int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
     switch (s) {
         case Scheme::PerGroup: return group_size;
-        case Scheme::Block2D: return 128;
+        case Scheme::Block2D: return kBlock2D;
         case Scheme::Mxfp8:
         case Scheme::Mxfp4: return 32;
         case Scheme::Nvfp4: return 16;
@@ -251,7 +251,9 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     const int64_t tensor_scales = scheme == Scheme::PerTensorDynamic ? 1 : 0;
     int64_t srows, scols;
     if (which == FQ_OUTPUT_ROWWISE) {
-        srows = is_per_tensor(scheme) ? tensor_scales : block_rows;
+        // BLOCK_2D: one scale per 128x128 tile, a scale grid of [ceil(M/128), ceil(K/128)] (SPEC §3.1).
+        srows = is_per_tensor(scheme) ? tensor_scales
+                : scheme == Scheme::Block2D ? ceil_div_exact(block_rows, kBlock2D) : block_rows;
         scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(cols, c->group);
     } else {  // S_col[h, b]: one row of scales per output column, one column per block of rows
         FQ_TRY(columnwise_block(d, scheme, &c->col_block));

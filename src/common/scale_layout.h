@@ -10,6 +10,9 @@
 
 namespace fq {
 
+// BLOCK_2D tiles are kBlock2D x kBlock2D values (DeepSeek-V3 weights, cuBLASLt BLK128x128_32F).
+constexpr int64_t kBlock2D = 128;
+
 FQ_HD int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 FQ_HD int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 

@@ -21,3 +21,4 @@ fqStatus_t cuda_scale_repack(const RepackPlan&, const void*, void*, void*) {
 
 #include "registry.h"
 void fq::register_cuda_variants(std::vector<Variant>&) {}
+void fq::register_cuda_block2d_variants(std::vector<Variant>&) {}

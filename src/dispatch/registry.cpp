@@ -8,6 +8,7 @@ const std::vector<Variant>& variant_table() {
     static const std::vector<Variant> table = [] {
         std::vector<Variant> t;
         register_cuda_variants(t);
+        register_cuda_block2d_variants(t);
         register_host_variants(t);
         return t;
     }();

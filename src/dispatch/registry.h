@@ -54,5 +54,6 @@ fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, co
 // Registration hooks, one per backend; the CUDA one is empty when the library is built without CUDA.
 void register_host_variants(std::vector<Variant>& table);
 void register_cuda_variants(std::vector<Variant>& table);
+void register_cuda_block2d_variants(std::vector<Variant>& table);  // src/kernels/block2d.cu
 
 }  // namespace fq

@@ -7,7 +7,10 @@
 // column) decide its scale from its amax and encode its elements (quantize_group). MoE layouts (SPEC §5,
 // docs/moe.md) only decide which rows are valid, which expert's tensor scalars they use, and which scale
 // block they write: expert_of_rows() says it once for both directions.
+// BLOCK_2D (weights) has its own loop over bands of 128 rows (quantize_block2d).
 #include "reference.h"
+
+#include "../common/activate_column.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,16 +25,9 @@ namespace {
 
 // SPEC §2: the activation output y (fp32) of one row, with the routing probability applied.
 void activate_row(const OpConfig& c, const uint16_t* in, float prob, float* y) {
+    const ActivationParams a = activation_params(c);
     for (int64_t j = 0; j < c.cols; ++j) {
-        float v;
-        if (c.gated()) {
-            const GatePair p = gate_columns(c.gate, c.gate_order, c.cols, c.gate_block, j);
-            v = activate_gated(c.act, load_input(c.in_type, in[p.gate]), load_input(c.in_type, in[p.up]),
-                               c.rounding, c.in_type, c.swiglu);
-        } else {
-            v = activate(c.act, load_input(c.in_type, in[j]));
-            if (c.rounding != Rounding::Fp32) v = round_to_input(c.in_type, v);
-        }
+        const float v = activate_column(a, in, j);
         y[j] = c.row_prob ? prob * v : v;
     }
 }
@@ -100,6 +96,29 @@ void store_row(const OpConfig& c, const uint8_t* codes, uint8_t* out) {
 
 // Bytes between consecutive rows of an output of `ld` elements per row.
 int64_t row_bytes(const OpConfig& c, int64_t ld) { return c.quant.out == DType::E2M1 ? ld / 2 : ld; }
+
+// SPEC §3.1 BLOCK_2D: one scale per 128x128 tile, from the amax over the tile's valid elements (a tile at the
+// bottom or right edge is partial), stored at S[tile row, tile column]; elements quantized as in §3.2.
+void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8_t* scales) {
+    const QuantParams& q = c.quant;
+    const float ub = c.scale_ub ? *c.scale_ub : std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(size_t(kBlock2D * c.cols));  // one band of up to 128 activated rows
+    for (int64_t mb = 0; mb * kBlock2D < c.rows; ++mb) {
+        const int64_t r0 = mb * kBlock2D, nr = std::min(kBlock2D, c.rows - r0);
+        for (int64_t r = 0; r < nr; ++r)
+            activate_row(c, in + (r0 + r) * c.in_ld, c.row_prob ? c.row_prob[r0 + r] : 1.0f, y.data() + r * c.cols);
+        for (int64_t kb = 0; kb * kBlock2D < c.cols; ++kb) {
+            const int64_t j0 = kb * kBlock2D, nc = std::min(kBlock2D, c.cols - j0);
+            float amax = 0.0f;
+            for (int64_t r = 0; r < nr; ++r) amax = fmaxf(amax, amax_of(y.data() + r * c.cols + j0, nc));
+            const float s = group_scale(amax, ub, q), inv = 1.0f / s;
+            std::memcpy(scales + scale_offset(c.scales, mb, kb), &s, sizeof s);
+            for (int64_t r = 0; r < nr; ++r)
+                for (int64_t j = j0; j < j0 + nc; ++j)
+                    out[(r0 + r) * c.out_ld + j] = quantize_value(y[size_t(r * c.cols + j)], s, inv, q);
+        }
+    }
+}
 
 // ---- MoE (SPEC §5) ------------------------------------------------------------------------------------
 
@@ -299,6 +318,10 @@ void quantize_columnwise(const OpConfig& c, const uint16_t* in, uint8_t* out, ui
 
 void quantize(const OpConfig& c, const void* input, void* output, void* scales) {
     const auto* in = static_cast<const uint16_t*>(input);
+    if (c.scheme == Scheme::Block2D) {  // plain rowwise tensors only (host_refuse)
+        if (scales && c.scales.bytes > 0) std::memset(scales, 0, size_t(c.scales.bytes));  // padding is 0
+        return quantize_block2d(c, in, static_cast<uint8_t*>(output), static_cast<uint8_t*>(scales));
+    }
     const std::vector<int32_t> expert = expert_of_rows(c);
     const std::vector<TensorScalars> t = tensor_scalars(c, in, expert);
     if (c.rowwise()) quantize_rowwise(c, in, static_cast<uint8_t*>(output), static_cast<uint8_t*>(scales), expert, t);

@@ -9,8 +9,8 @@ namespace fq {
 namespace {
 
 std::string host_refuse(const OpConfig& c) {
-    if (c.scheme == Scheme::Block2D)
-        return fmt::format("scheme {} has no implementation in this version (planned with the 2-D block kernels)",
+    if (c.scheme == Scheme::Block2D && (c.moe != MoeLayout::None || c.outputs != kOutputRowwise))
+        return fmt::format("scheme {} with MoE layouts or columnwise outputs has no implementation in this version",
                            name(c.scheme));
     return {};
 }
@@ -24,8 +24,8 @@ fqStatus_t host_run(const LaunchArgs& a) {
 
 void register_host_variants(std::vector<Variant>& table) {
     table.push_back({"host.reference",
-                     "SPEC.md on the CPU: every activation, gate layout, fp8/int8/MXFP8/MXFP4/NVFP4 scheme and scale layout, "
-                     "MoE layouts, rowwise and columnwise outputs",
+                     "SPEC.md on the CPU: every activation, gate layout, fp8/int8/BLOCK_2D/MXFP8/MXFP4/NVFP4 scheme and "
+                     "scale layout, MoE layouts, rowwise and columnwise outputs",
                      Backend::Host, 0, 0, host_refuse, host_run});
 }
 

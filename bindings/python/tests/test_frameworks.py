@@ -94,7 +94,7 @@ def test_torch_cuda_static_scale_from_a_number_and_device_checks():
 def test_torch_cuda_not_supported_features_raise():
     x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(fq.FusedQuantError) as e:
-        fq.quantize(x, scheme="block_2d")
+        fq.quantize(x, outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE)
     assert e.value.status == fq.Status.NOT_SUPPORTED
 
 

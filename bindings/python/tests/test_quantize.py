@@ -371,8 +371,17 @@ def test_library_rule_violations_carry_the_librarys_message():
 
 
 def test_features_of_a_later_release_raise_not_supported():
-    with raises(Status.NOT_SUPPORTED):
-        fq.quantize(np.ones((4, 256), BF16), scheme="block_2d")
+    with raises(Status.NOT_SUPPORTED, "BLOCK_2D"):
+        fq.quantize(np.ones((4, 256), BF16), scheme="block_2d", moe_layout="masked", moe_num_experts=2,
+                    moe_counts=[1, 2])
+
+
+def test_block_2d_writes_one_scale_per_128x128_tile():
+    x = np.ones((130, 256), BF16)
+    x[129, 255] = -4.0  # the bottom-right tile (2 rows x 128 columns) has amax 4
+    q, s = fq.quantize(x, scheme="block_2d")
+    assert s.shape == (2, 2)
+    assert s[0, 0] == np.float32(1 / 448) and s[1, 1] == np.float32(4 / 448)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -127,19 +127,20 @@ fn bad_group_size_is_invalid_value_naming_the_argument() {
 }
 
 #[test]
-fn block_2d_on_the_host_backend_is_not_supported() -> Result<()> {
+fn block_2d_on_the_host_backend_writes_one_scale_per_128x128_tile() -> Result<()> {
     let h = host();
     let mut d = QuantDesc::new()?;
     d.set_scheme(QuantScheme::Block2d)?;
-    let input = TensorLayout::new(DataType::Bf16, 128, 256, 256)?;
-    let output = TensorLayout::new(DataType::Fp8E4m3fn, 128, 256, 256)?;
-    let err = h.query_support(&d, &input, &output).unwrap_err();
-    assert_eq!(err.status, Status::NotSupported, "{err}");
-    assert!(!err.message.is_empty());
-    let scales = d.scale_buffer_size(128, 256, Output::Rowwise).unwrap_or(0);
-    let (x, mut y, mut s) = (vec![0u16; 128 * 256], vec![0u8; 128 * 256], vec![0f32; scales.max(4) / 4]);
-    let err = h.quantize(&d, &input, &x, &output, &mut y, &mut s).unwrap_err();
-    assert_eq!(err.status, Status::NotSupported, "{err}");
+    let input = TensorLayout::new(DataType::Bf16, 130, 256, 256)?;
+    let output = TensorLayout::new(DataType::Fp8E4m3fn, 130, 256, 256)?;
+    assert_eq!(h.query_support(&d, &input, &output)?, "host.reference");
+    let scales = d.scale_buffer_size(130, 256, Output::Rowwise)?;
+    assert_eq!(scales, 2 * 2 * 4, "a 2 x 2 grid of fp32 scales");
+    let one = 0x3F80u16; // bf16 1.0
+    let (x, mut y, mut s) = (vec![one; 130 * 256], vec![0u8; 130 * 256], vec![0f32; 4]);
+    h.quantize(&d, &input, &x, &output, &mut y, &mut s)?;
+    assert!(s.iter().all(|&v| v == 1.0 / 448.0), "{s:?}");
+    assert!(y.iter().all(|&b| b == 0x7E));
     Ok(())
 }
 

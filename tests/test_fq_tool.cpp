@@ -1,0 +1,220 @@
+// The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
+// quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), and the .safetensors
+// and JSON code it is built on.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "../tools/fq/json.h"
+#include "../tools/fq/safetensors.h"
+#include "fq_test_util.h"
+
+using namespace fqt;
+using fqtool::Json;
+using fqtool::SafetensorsReader;
+using fqtool::SafetensorsWriter;
+
+namespace {
+
+struct Tensor {
+    std::string name, dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> data;
+};
+
+std::vector<uint8_t> random_halfs(std::mt19937& rng, int64_t n, bool bf16) {
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    std::vector<uint8_t> v(size_t(n * 2));
+    for (int64_t i = 0; i < n; ++i) {
+        float x = normal(rng);
+        if (i % 997 == 5) x *= 300.0f;  // an outlier in some tiles
+        const uint16_t h = bf16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
+        v[size_t(2 * i)] = uint8_t(h);
+        v[size_t(2 * i + 1)] = uint8_t(h >> 8);
+    }
+    return v;
+}
+
+std::vector<Tensor> small_checkpoint() {
+    std::mt19937 rng(3);
+    std::vector<Tensor> t;
+    t.push_back({"model.embed_tokens.weight", "BF16", {64, 32}, random_halfs(rng, 64 * 32, true)});
+    t.push_back({"model.layers.0.mlp.down_proj.weight", "BF16", {300, 200}, random_halfs(rng, 300 * 200, true)});
+    t.push_back({"model.layers.0.mlp.up_proj.weight", "F16", {128, 256}, random_halfs(rng, 128 * 256, false)});
+    t.push_back({"model.layers.0.counter", "I32", {4}, {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0}});
+    t.push_back({"model.norm.weight", "BF16", {200}, random_halfs(rng, 200, true)});
+    return t;
+}
+
+std::string temp_path(const std::string& name) {
+    const char* dir = std::getenv("TMPDIR");
+    return std::string(dir ? dir : "/tmp") + "/fq_tool_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+void write_checkpoint(const std::string& path, const std::vector<Tensor>& ts) {
+    SafetensorsWriter w;
+    for (const Tensor& t : ts) w.declare(t.name, t.dtype, t.shape, t.data.size());
+    Json meta = Json::make_object();
+    meta.set("format", Json::of(std::string("pt")));
+    w.begin(path, meta);
+    for (const Tensor& t : ts) w.write_next(t.name, t.data.data(), t.data.size());
+    w.finish();
+}
+
+int run_fq(const std::string& args) {
+    const std::string cmd = std::string("\"") + FQ_TOOL_PATH + "\" quantize-weights " + args;
+    return std::system(cmd.c_str());
+}
+
+// fqQuantize on the host backend of one [rows, cols] 16-bit tensor: identity, scheme, layout.
+struct Expected {
+    std::vector<uint8_t> values, scales;
+};
+Expected host_quantize(const Tensor& t, int32_t scheme, int32_t layout, int32_t out, const float* global_amax = nullptr) {
+    Desc d;
+    d.i32(FQ_QUANT_DESC_SCHEME, scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, out).i32(FQ_QUANT_DESC_SCALE_LAYOUT, layout);
+    if (scheme == FQ_SCHEME_MXFP8) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+    if (scheme == FQ_SCHEME_NVFP4) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN).ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, global_amax);
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    const int32_t in_type = t.dtype == "BF16" ? FQ_TYPE_BF16 : FQ_TYPE_FP16;
+    Layout li(in_type, rows, cols, cols), lo(out, rows, cols, cols);
+    Expected e;
+    e.values.assign(size_t(out == FQ_TYPE_FP4_E2M1 ? rows * cols / 2 : rows * cols), 0xAB);
+    e.scales.assign(scale_bytes(d, rows, cols), 0xAB);
+    Handle h;
+    REQUIRE_MESSAGE(fqQuantize(h.h, d.d, li.l, t.data.data(), lo.l, e.values.data(), e.scales.data(), e.scales.size(),
+                               nullptr, 0, nullptr) == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+    return e;
+}
+
+void check_copied(const SafetensorsReader& r, const Tensor& t) {
+    const fqtool::TensorInfo* info = r.find(t.name);
+    REQUIRE(info != nullptr);
+    CHECK(info->dtype == t.dtype);
+    CHECK(info->shape == t.shape);
+    CHECK(r.read(*info) == t.data);
+}
+
+}  // namespace
+
+TEST_CASE("fq quantize-weights (block2d) writes fqQuantize's bytes and <name>_scale_inv, copies the rest") {
+    const auto ts = small_checkpoint();
+    const std::string in = temp_path("in.safetensors"), out = temp_path("out.safetensors");
+    write_checkpoint(in, ts);
+    for (const char* layout : {"row", "col"}) {
+        CAPTURE(layout);
+        REQUIRE(run_fq("\"" + in + "\" \"" + out + "\" --backend host --quiet --scale-layout " + layout) == 0);
+        SafetensorsReader r(out);
+        CHECK(r.tensors().size() == ts.size() + 2);  // two weights quantized, each with one scale tensor
+        REQUIRE(r.metadata().find("format") != nullptr);
+        CHECK(r.metadata().at("format").as_string() == "pt");
+        CHECK(r.metadata().at("fq_quantization").as_string().find("block2d") != std::string::npos);
+        check_copied(r, ts[0]);  // embed: skipped by name
+        check_copied(r, ts[3]);  // int32
+        check_copied(r, ts[4]);  // 1-D norm
+        const bool col = std::string(layout) == "col";
+        for (int i : {1, 2}) {
+            const Tensor& t = ts[size_t(i)];
+            CAPTURE(t.name);
+            const Expected e = host_quantize(t, FQ_SCHEME_BLOCK_2D, col ? FQ_SCALE_LAYOUT_COL_MAJOR : FQ_SCALE_LAYOUT_ROW_MAJOR,
+                                             FQ_TYPE_FP8_E4M3FN);
+            const fqtool::TensorInfo* q = r.find(t.name);
+            const fqtool::TensorInfo* s = r.find(t.name + "_scale_inv");
+            REQUIRE(q != nullptr);
+            REQUIRE(s != nullptr);
+            CHECK(q->dtype == "F8_E4M3");
+            CHECK(q->shape == t.shape);
+            CHECK(s->dtype == "F32");
+            const int64_t mb = (t.shape[0] + 127) / 128, kb = (t.shape[1] + 127) / 128;
+            CHECK(s->shape == (col ? std::vector<int64_t>{kb, mb} : std::vector<int64_t>{mb, kb}));
+            CHECK(r.read(*q) == e.values);
+            CHECK(r.read(*s) == e.scales);
+        }
+    }
+    std::remove(in.c_str());
+    std::remove(out.c_str());
+}
+
+TEST_CASE("fq quantize-weights writes MXFP8 (U8 E8M0 scales) and NVFP4 (packed e2m1, e4m3 scales, scale_2)") {
+    const auto ts = small_checkpoint();
+    const std::string in = temp_path("in2.safetensors"), out = temp_path("out2.safetensors");
+    write_checkpoint(in, ts);
+    REQUIRE(run_fq("\"" + in + "\" \"" + out + "\" --backend host --quiet --scheme mxfp8") == 0);
+    {
+        SafetensorsReader r(out);
+        const Tensor& t = ts[1];
+        const Expected e = host_quantize(t, FQ_SCHEME_MXFP8, FQ_SCALE_LAYOUT_ROW_MAJOR, FQ_TYPE_FP8_E4M3FN);
+        const auto* q = r.find(t.name);
+        const auto* s = r.find(t.name + "_scale");
+        REQUIRE(q != nullptr);
+        REQUIRE(s != nullptr);
+        CHECK(s->dtype == "U8");
+        CHECK(s->shape == std::vector<int64_t>{300, 7});
+        CHECK(r.read(*q) == e.values);
+        CHECK(r.read(*s) == e.scales);
+    }
+    REQUIRE(run_fq("\"" + in + "\" \"" + out + "\" --backend host --quiet --scheme nvfp4") == 0);
+    {
+        SafetensorsReader r(out);
+        for (int i : {1, 2}) {
+            const Tensor& t = ts[size_t(i)];
+            CAPTURE(t.name);
+            float amax = 0.0f;
+            for (size_t j = 0; j < t.data.size(); j += 2) {
+                const uint16_t h = uint16_t(t.data[j] | (t.data[j + 1] << 8));
+                amax = std::fmax(amax, std::fabs(t.dtype == "BF16" ? fq::bf16_to_float(h) : fq::fp16_to_float(h)));
+            }
+            const Expected e = host_quantize(t, FQ_SCHEME_NVFP4, FQ_SCALE_LAYOUT_ROW_MAJOR, FQ_TYPE_FP4_E2M1, &amax);
+            const auto* q = r.find(t.name);
+            const auto* s = r.find(t.name + "_scale");
+            const auto* s2 = r.find(t.name + "_scale_2");
+            REQUIRE(q != nullptr);
+            REQUIRE(s != nullptr);
+            REQUIRE(s2 != nullptr);
+            CHECK(q->dtype == "U8");
+            CHECK(q->shape == std::vector<int64_t>{t.shape[0], t.shape[1] / 2});
+            CHECK(s->dtype == "F8_E4M3");
+            CHECK(r.read(*q) == e.values);
+            CHECK(r.read(*s) == e.scales);
+            const std::vector<uint8_t> b = r.read(*s2);
+            float scale2;
+            std::memcpy(&scale2, b.data(), 4);
+            CHECK(scale2 == 1.0f / (2688.0f / amax));
+        }
+    }
+    std::remove(in.c_str());
+    std::remove(out.c_str());
+}
+
+TEST_CASE("fq quantize-weights refuses bad arguments and broken files with a message and a non-zero status") {
+    const std::string bad = temp_path("bad.safetensors");
+    {
+        FILE* f = std::fopen(bad.c_str(), "wb");
+        const uint8_t len[8] = {0xFF, 0xFF, 0, 0, 0, 0, 0, 0};  // a header longer than the file
+        std::fwrite(len, 1, 8, f);
+        std::fclose(f);
+    }
+    CHECK(run_fq("\"" + bad + "\" \"" + bad + ".out\" --backend host --quiet 2>/dev/null") != 0);
+    CHECK_THROWS_WITH_AS(SafetensorsReader{bad}, doctest::Contains("exceeds the file"), std::runtime_error);
+    CHECK(run_fq("--scheme per-token a b 2>/dev/null") != 0);
+    CHECK(run_fq("only-one-file 2>/dev/null") != 0);
+    std::remove(bad.c_str());
+}
+
+TEST_CASE("the JSON parser reads a safetensors header and writes it back the same") {
+    const std::string text =
+        R"({"__metadata__":{"format":"pt","note":"a \"quoted\" \u00e9"},"w":{"dtype":"BF16","shape":[2,3],)"
+        R"("data_offsets":[0,12]},"big":{"dtype":"U8","shape":[],"data_offsets":[9007199254740993,9007199254740993]}})";
+    const Json j = fqtool::parse_json(text);
+    CHECK(j.at("w").at("shape").array[1].as_int() == 3);
+    CHECK(j.at("big").at("data_offsets").array[0].as_int() == 9007199254740993LL);  // past 2^53, exact
+    CHECK(j.at("__metadata__").at("note").as_string() == "a \"quoted\" \xc3\xa9");
+    CHECK(fqtool::to_json(fqtool::parse_json(fqtool::to_json(j))) == fqtool::to_json(j));
+    CHECK_THROWS_AS(fqtool::parse_json("{\"a\": [1, 2}"), std::runtime_error);
+    CHECK_THROWS_AS(fqtool::parse_json("{} x"), std::runtime_error);
+}

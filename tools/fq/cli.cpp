@@ -1,0 +1,240 @@
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fqtool {
+
+void check(fqStatus_t s, const char* what) {
+    if (s != FQ_STATUS_SUCCESS)
+        throw ToolError(std::string(what) + ": " + fqGetStatusString(s) + ": " + fqGetLastErrorMessage());
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == sep) {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
+    parse(std::vector<std::string>(argv, argv + argc), flags);
+}
+Args::Args(const std::vector<std::string>& words, const std::vector<std::string>& flags) { parse(words, flags); }
+
+void Args::parse(const std::vector<std::string>& words, const std::vector<std::string>& flags) {
+    for (size_t i = 0; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        if (w.rfind("--", 0) != 0 || w == "--") {
+            positional_.push_back(w);
+            continue;
+        }
+        const size_t eq = w.find('=');
+        const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+        if (eq != std::string::npos) {
+            values_[name] = w.substr(eq + 1);
+        } else if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
+            values_[name] = "1";
+        } else {
+            if (i + 1 >= words.size()) throw ToolError("option --" + name + " needs a value");
+            values_[name] = words[++i];
+        }
+    }
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? fallback : it->second;
+}
+
+long long Args::get_int(const std::string& name, long long fallback) const {
+    if (!has(name)) return fallback;
+    char* end = nullptr;
+    const std::string v = get(name);
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end) throw ToolError("--" + name + ": \"" + v + "\" is not an integer");
+    return x;
+}
+
+double Args::get_double(const std::string& name, double fallback) const {
+    if (!has(name)) return fallback;
+    char* end = nullptr;
+    const std::string v = get(name);
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end) throw ToolError("--" + name + ": \"" + v + "\" is not a number");
+    return x;
+}
+
+std::vector<std::string> Args::words(const std::string& name, const std::string& fallback) const {
+    return split(get(name, fallback), ',');
+}
+
+std::vector<long long> Args::ints(const std::string& name, const std::string& fallback) const {
+    std::vector<long long> out;
+    for (const std::string& w : words(name, fallback)) {
+        char* end = nullptr;
+        const long long x = std::strtoll(w.c_str(), &end, 10);
+        if (*end) throw ToolError("--" + name + ": \"" + w + "\" is not an integer");
+        out.push_back(x);
+    }
+    return out;
+}
+
+void Args::only(const std::vector<std::string>& known) const {
+    for (const auto& kv : values_)
+        if (std::find(known.begin(), known.end(), kv.first) == known.end())
+            throw ToolError("unknown option --" + kv.first + " (see --help)");
+}
+
+namespace {
+
+struct Named {
+    const char* name;
+    int32_t value;
+};
+
+const Named kActivations[] = {{"identity", FQ_ACTIVATION_IDENTITY}, {"silu", FQ_ACTIVATION_SILU},
+                              {"gelu_erf", FQ_ACTIVATION_GELU_ERF}, {"gelu_tanh", FQ_ACTIVATION_GELU_TANH},
+                              {"relu", FQ_ACTIVATION_RELU},         {"relu_squared", FQ_ACTIVATION_RELU_SQUARED},
+                              {"swiglu_oai", FQ_ACTIVATION_SWIGLU_OAI}};
+const Named kSchemes[] = {{"per_tensor_static", FQ_SCHEME_PER_TENSOR_STATIC}, {"per_tensor", FQ_SCHEME_PER_TENSOR_DYNAMIC},
+                          {"per_token", FQ_SCHEME_PER_TOKEN},   {"per_group", FQ_SCHEME_PER_GROUP},
+                          {"block2d", FQ_SCHEME_BLOCK_2D},      {"mxfp8", FQ_SCHEME_MXFP8},
+                          {"mxfp4", FQ_SCHEME_MXFP4},           {"nvfp4", FQ_SCHEME_NVFP4}};
+const Named kLayouts[] = {{"row", FQ_SCALE_LAYOUT_ROW_MAJOR}, {"col", FQ_SCALE_LAYOUT_COL_MAJOR},
+                          {"tma", FQ_SCALE_LAYOUT_COL_MAJOR_TMA}, {"swizzled", FQ_SCALE_LAYOUT_SWIZZLED_128X4},
+                          {"packed", FQ_SCALE_LAYOUT_PACKED_UE8M0}};
+const Named kTypes[] = {{"e4m3fn", FQ_TYPE_FP8_E4M3FN}, {"e4m3fnuz", FQ_TYPE_FP8_E4M3FNUZ}, {"e5m2", FQ_TYPE_FP8_E5M2},
+                        {"int8", FQ_TYPE_INT8},         {"e2m1", FQ_TYPE_FP4_E2M1},         {"bf16", FQ_TYPE_BF16},
+                        {"fp16", FQ_TYPE_FP16},         {"fp32", FQ_TYPE_FP32},             {"e8m0", FQ_TYPE_E8M0}};
+const Named kGates[] = {{"none", FQ_GATE_LAYOUT_NONE}, {"split", FQ_GATE_LAYOUT_SPLIT},
+                        {"interleaved", FQ_GATE_LAYOUT_INTERLEAVED}, {"block", FQ_GATE_LAYOUT_BLOCK_INTERLEAVED}};
+
+std::string normalized(std::string s) {
+    for (char& c : s) c = c == '-' ? '_' : char(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "block_2d") s = "block2d";
+    if (s == "per_tensor_dynamic") s = "per_tensor";
+    if (s == "col_major") s = "col";
+    if (s == "row_major") s = "row";
+    return s;
+}
+
+template <size_t N>
+int32_t lookup(const Named (&table)[N], const std::string& s, const char* what) {
+    const std::string n = normalized(s);
+    std::string choices;
+    for (const Named& e : table) {
+        if (n == e.name) return e.value;
+        choices += std::string(choices.empty() ? "" : ", ") + e.name;
+    }
+    throw ToolError(std::string(what) + ": \"" + s + "\" is not one of " + choices);
+}
+
+template <size_t N>
+std::string name_of(const Named (&table)[N], int32_t v) {
+    for (const Named& e : table)
+        if (e.value == v) return e.name;
+    return std::to_string(v);
+}
+
+}  // namespace
+
+int32_t parse_activation(const std::string& s) { return lookup(kActivations, s, "activation"); }
+int32_t parse_scheme(const std::string& s) { return lookup(kSchemes, s, "scheme"); }
+int32_t parse_layout(const std::string& s) { return lookup(kLayouts, s, "scale layout"); }
+int32_t parse_out_type(const std::string& s) { return lookup(kTypes, s, "type"); }
+int32_t parse_gate_layout(const std::string& s) { return lookup(kGates, s, "gate layout"); }
+std::string activation_name(int32_t a) { return name_of(kActivations, a); }
+std::string scheme_name(int32_t s) { return name_of(kSchemes, s); }
+std::string layout_name(int32_t l) { return name_of(kLayouts, l); }
+std::string type_name(int32_t t) { return name_of(kTypes, t); }
+std::string gate_name(int32_t g) { return name_of(kGates, g); }
+
+int32_t Problem::resolved_scale_type() const {
+    if (scale_type >= 0) return scale_type;
+    if (scheme == FQ_SCHEME_MXFP8 || scheme == FQ_SCHEME_MXFP4) return FQ_TYPE_E8M0;
+    if (scheme == FQ_SCHEME_NVFP4) return FQ_TYPE_FP8_E4M3FN;
+    return FQ_TYPE_FP32;
+}
+
+std::string Problem::describe() const {
+    std::string s = scheme_name(scheme);
+    if (scheme == FQ_SCHEME_PER_GROUP) s += "(" + std::to_string(group) + ")";
+    s += " " + activation_name(act) + (gated() ? "/" + gate_name(gate) : "") + " " + type_name(in_type) + "->" +
+         type_name(out) + " scales " + type_name(resolved_scale_type()) + "/" + layout_name(layout);
+    if (pow2) s += " pow2";
+    if (apply) s += " reciprocal";
+    if (order) s += " up-first";
+    if (rounding) s += " rounding=" + std::to_string(rounding);
+    return s + " " + std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+void Problem::configure(fqQuantDesc_t d, const float* static_scale) const {
+    auto set = [&](int32_t attr, int32_t v) { check(fqQuantDescSetAttribute(d, attr, &v, 4), "fqQuantDescSetAttribute"); };
+    set(FQ_QUANT_DESC_ACTIVATION, act);
+    set(FQ_QUANT_DESC_GATE_LAYOUT, gate);
+    set(FQ_QUANT_DESC_GATE_ORDER, order);
+    set(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, gate_block);
+    set(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, rounding);
+    set(FQ_QUANT_DESC_SCHEME, scheme);
+    set(FQ_QUANT_DESC_GROUP_SIZE, group);
+    set(FQ_QUANT_DESC_OUTPUT_TYPE, out);
+    set(FQ_QUANT_DESC_SCALE_TYPE, resolved_scale_type());
+    set(FQ_QUANT_DESC_SCALE_LAYOUT, layout);
+    set(FQ_QUANT_DESC_SCALE_ROUNDING, pow2);
+    set(FQ_QUANT_DESC_SCALE_APPLY, apply);
+    if (scheme == FQ_SCHEME_PER_TENSOR_STATIC)
+        check(fqQuantDescSetAttribute(d, FQ_QUANT_DESC_STATIC_SCALE_POINTER, &static_scale, sizeof static_scale),
+              "FQ_QUANT_DESC_STATIC_SCALE_POINTER");
+}
+
+Progress::Progress(std::string what, uint64_t total, bool enabled)
+    : what_(std::move(what)), total_(total), enabled_(enabled), tty_(isatty(2) != 0),
+      start_(std::chrono::steady_clock::now()) {}
+
+void Progress::update(uint64_t done, const std::string& label) {
+    if (!enabled_) return;
+    const double frac = total_ ? double(done) / double(total_) : 1.0;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0;
+    const int percent = int(frac * 100.0);
+    if (tty_) {
+        constexpr int kWidth = 28;
+        const int filled = int(frac * kWidth);
+        std::string bar(size_t(filled), '=');
+        bar += std::string(size_t(kWidth - filled), ' ');
+        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %llu/%llu  %.0fs left  %s", what_.c_str(), bar.c_str(), percent,
+                     (unsigned long long)done, (unsigned long long)total_, eta, label.substr(0, 60).c_str());
+        std::fflush(stderr);
+    } else if (percent / 10 != last_percent_ / 10 || done == total_) {  // a log: every 10%
+        std::fprintf(stderr, "%s: %3d%% (%llu/%llu, %.0fs left) %s\n", what_.c_str(), percent, (unsigned long long)done,
+                     (unsigned long long)total_, eta, label.c_str());
+    }
+    last_percent_ = percent;
+}
+
+void Progress::finish() {
+    if (enabled_ && tty_) std::fprintf(stderr, "\r\033[K");
+}
+
+std::string human_bytes(double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024.0 && u < 4) { b /= 1024.0; ++u; }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
+    return buf;
+}
+
+}  // namespace fqtool
