@@ -74,6 +74,7 @@ void configure(Desc& d, const Case& c, const float* ub, const float* prob, const
         .i32(FQ_QUANT_DESC_SCALE_LAYOUT, c.layout).i32(FQ_QUANT_DESC_SCALE_ROUNDING, c.pow2)
         .i32(FQ_QUANT_DESC_SCALE_APPLY, c.apply);
     if (!microscaling(c)) d.i32(FQ_QUANT_DESC_GROUP_SIZE, c.group);
+    if (microscaling(c)) d.i32(FQ_QUANT_DESC_SCALE_TYPE, c.scheme == FQ_SCHEME_NVFP4 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_E8M0);
     if (c.mx_floor) d.i32(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR);
     if (c.global_amax) d.ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, global_amax);
     if (c.e8m0) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
