@@ -511,16 +511,6 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
     return guarded("fqQuantize", [&]() -> fqStatus_t {
         OpConfig c;
         FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &c));
-        const size_t needed_workspace = workspace_bytes(c, handle->backend);
-        if (needed_workspace > workspace_size)
-            return fail(FQ_STATUS_INSUFFICIENT_WORKSPACE, "workspaceSizeInBytes: {} bytes is smaller than the {} "
-                        "fqGetWorkspaceSize returns (NVFP4 on CUDA without FQ_QUANT_DESC_GLOBAL_AMAX_POINTER reduces "
-                        "the global amax there)", workspace_size, needed_workspace);
-        if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
-        if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
-            return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
-        if (needed_workspace > 0 && !cuda_pointer_is_device(workspace))
-            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, handle->device);
         // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
         const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
         const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
@@ -566,6 +556,17 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
         const Variant* v = nullptr;
         FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
+        // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
+        const size_t needed_workspace = workspace_bytes(c, handle->backend);
+        if (needed_workspace > workspace_size)
+            return fail(FQ_STATUS_INSUFFICIENT_WORKSPACE, "workspaceSizeInBytes: {} bytes is smaller than the {} "
+                        "fqGetWorkspaceSize returns (NVFP4 on CUDA without FQ_QUANT_DESC_GLOBAL_AMAX_POINTER reduces "
+                        "the global amax there)", workspace_size, needed_workspace);
+        if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
+        if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
+            return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
+        if (needed_workspace > 0 && !cuda_pointer_is_device(workspace))
+            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, handle->device);
         return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
                                  reinterpret_cast<void*>(stream), handle->device,
                                  handle->sm_count, handle->allow_pdl != 0});
