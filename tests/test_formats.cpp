@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <ios>
 #include <limits>
 #include <random>
 
@@ -184,4 +185,20 @@ TEST_CASE("pow2_ceil rounds scales up to a power of two and clamps to [2^-126, 2
     CHECK(pow2_ceil(0.0f) == std::ldexp(1.0f, -126));
     CHECK(pow2_ceil(1e-40f) == std::ldexp(1.0f, -126));
     CHECK(pow2_ceil(INFINITY) == std::ldexp(1.0f, 127));
+}
+
+TEST_CASE("the comparison e2m1 encoder equals the generic minifloat encoder (every 251st float pattern)") {
+    const fq::MiniFloat e2m1 = fq::minifloat_of(fq::DType::E2M1);
+    uint64_t checked = 0;
+    for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 251) {
+        const float x = fq::bits_float(uint32_t(u));
+        const uint8_t want = fq::encode_minifloat(e2m1, x), got = fq::encode_e2m1(x);
+        if (got != want) FAIL("x bits 0x" << std::hex << uint32_t(u) << ": got 0x" << int(got) << " want 0x" << int(want));
+        ++checked;
+    }
+    // Every midpoint and its float neighbours, both signs.
+    for (float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f})
+        for (float x : {std::nextafter(m, 0.0f), m, std::nextafter(m, 10.0f)})
+            for (float s : {1.0f, -1.0f}) CHECK(fq::encode_e2m1(s * x) == fq::encode_minifloat(e2m1, s * x));
+    CHECK(checked > 17000000);
 }

@@ -103,6 +103,19 @@ FQ_HD uint8_t encode_minifloat(const MiniFloat& f, float x) {
     return uint8_t(mag | sign);
 }
 
+// FP4 e2m1 by comparisons: the same code as encode_minifloat(E2M1, x) (tests/test_formats.cpp checks it),
+// a fraction of its instructions. RNE onto 0, 0.5, 1, 1.5, 2, 3, 4, 6: each threshold is a midpoint, taken
+// with > where the lower neighbour has the even code and >= where the upper one has; saturates at 6
+// (Inf too); NaN -> +0; the sign bit is kept for -0 and small negatives (e2m1 has -0).
+FQ_HD uint8_t encode_e2m1(float x) {
+    if (is_nan(x)) return 0;
+    const uint32_t bits = float_bits(x);
+    const float a = bits_float(bits & 0x7FFFFFFFu);
+    const uint32_t mag = uint32_t(a > 0.25f) + uint32_t(a >= 0.75f) + uint32_t(a > 1.25f) + uint32_t(a >= 1.75f) +
+                         uint32_t(a > 2.5f) + uint32_t(a >= 3.5f) + uint32_t(a > 5.0f);
+    return uint8_t(mag | ((bits >> 28) & 0x8u));
+}
+
 // ------------------------------------------------------------------------------------------------
 // INT8 and E8M0
 // ------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ FQ_HD MiniFloat minifloat_of(DType t) {
 // Encodes one value already divided by its scale. fp8 and int8 codes are returned as a byte.
 FQ_HD uint8_t encode_scaled(DType out, float v) {
     if (out == DType::Int8) return uint8_t(encode_int8(v));
+    if (out == DType::E2M1) return encode_e2m1(v);
     return encode_minifloat(minifloat_of(out), v);
 }
 

@@ -280,7 +280,7 @@ __device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
     uint32_t w[2] = {0, 0};
     if (out == DType::E2M1) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_minifloat(minifloat_of(DType::E2M1), v[i])) << (4 * i);
+        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_e2m1(v[i])) << (4 * i);
         return make_uint2(w[0], 0);
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -377,17 +377,30 @@ __device__ __forceinline__ float tensor_scale_of(const Params& p) {
     return 0.0f;
 }
 
-// Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores.
+// Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores. Blocks past
+// the last row write the scale layout's padding rows (zeros), kPadRowsPerBlock rows each: a swizzled
+// layout pads one row to 128, which would otherwise be 127 blocks per column tile at T = 1.
+constexpr int64_t kPadRowsPerBlock = 32;
+
 template <class S, bool kVec, bool kHwCvt, bool kPlain>
-__global__ void __launch_bounds__(kThreads) group_quant(const Params p) {
+__global__ void __launch_bounds__(kThreads) group_quant(const Params p, int64_t grid_rows) {
     wait_for_producer();
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const int64_t m = blockIdx.x;
     const int valid = j0 < p.cols ? outputs_at<kVec>(p, j0) : 0;
+    const int64_t m = blockIdx.x;
     Raw8 raw;
-    if (m < p.rows && j0 < p.cols) raw = load_raw<S, kVec>(p, m, j0);
+    if (m < p.rows) {
+        if (j0 < p.cols) raw = load_raw<S, kVec>(p, m, j0);
+        let_consumer_start();
+        quantize_tile<S, kVec, kHwCvt, kPlain>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
+        return;
+    }
     let_consumer_start();
-    quantize_tile<S, kVec, kHwCvt, kPlain>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
+    const int64_t first = p.rows + (m - p.rows) * kPadRowsPerBlock;
+    const int64_t last = first + kPadRowsPerBlock < grid_rows ? first + kPadRowsPerBlock : grid_rows;
+    const float tensor_scale = tensor_scale_of(p), bound = upper_bound(p);
+    for (int64_t pad = first; pad < last; ++pad)
+        quantize_tile<S, kVec, kHwCvt, kPlain>(p, pad, j0, valid, raw, tensor_scale, bound);
 }
 
 // 16-byte IO, benchmark-only: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
@@ -558,8 +571,9 @@ template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRing>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
     if (grid_rows == 0) return FQ_STATUS_SUCCESS;
     if constexpr (!kVec || !kRing) {
-        return launch(group_quant<S, kVec, kHwCvt, kPlain>, dim3(unsigned(grid_rows), col_tiles), dim3(kThreads), a,
-                      kPdl, p);
+        const int64_t blocks = p.rows + ceil_div(grid_rows - p.rows, kPadRowsPerBlock);
+        return launch(group_quant<S, kVec, kHwCvt, kPlain>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a, kPdl,
+                      p, grid_rows);
     } else {
         const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain>;
         static const int per_sm = resident_blocks_per_sm(kernel);  // one value per instantiation
