@@ -329,44 +329,60 @@ __device__ __forceinline__ void store_codes(const Params& p, int64_t m, int j0, 
     }
 }
 
-// Everything of one tile after its inputs are in registers: activation, group amax, scale, values.
-template <class S, bool kVec, bool kHwCvt, bool kPlain>
+// The amax of a group: this thread's 8 outputs, reduced over the group's neighbouring lanes.
+__device__ __forceinline__ float group_amax(const Params& p, const float y[8], int valid, bool any) {
+    float a = any ? amax8(y, valid) : 0.0f;
+    for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+    return a;
+}
+
+__device__ __forceinline__ bool group_leader(const Params& p) { return (threadIdx.x & (p.lanes_per_group - 1)) == 0; }
+
+// Everything of one tile of a valid row after its inputs are in registers: activation, group amax, scale,
+// values. kMx: the microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc),
+// else the fp32-scale schemes; a template parameter so that neither kernel carries the other's registers.
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
 __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0, int valid, const Raw8& raw,
                                               float tensor_scale, float scale_bound) {
-    const bool row_ok = m < p.rows, col_ok = j0 < p.cols;
+    const bool col_ok = j0 < p.cols;
     float y[8];
-    if (row_ok && col_ok) activate8<S, kPlain>(p, raw, m, y);
-    if (is_microscaling(p.scheme)) {  // tensor_scale holds NVFP4's S_enc
-        float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
-        for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+    if (col_ok) activate8<S, kPlain>(p, raw, m, y);
+    const bool leader = group_leader(p) && col_ok;
+    if constexpr (kMx) {
         float mul;
-        const uint8_t sbyte = microscale(p, a, tensor_scale, mul);
-        const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
-        if (leader && col_ok && m < p.sg.padded_rows) {
+        const uint8_t sbyte = microscale(p, group_amax(p, y, valid, col_ok), tensor_scale, mul);
+        if (leader) {
             const int64_t k = j0 >> p.group_shift;
-            p.scales[scale_offset(p.sg, m, k)] = row_ok ? sbyte : uint8_t(0);
+            p.scales[scale_offset(p.sg, m, k)] = sbyte;
             zero_scale_padding(p, m, k);
         }
-        if (row_ok && col_ok) {
+        if (col_ok) {
             float v[8];
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = y[i] * mul;
             store_codes<kVec>(p, m, j0, encode8<kHwCvt>(v, p.quant.out), valid);
         }
-        return;
-    }
-    float s = tensor_scale;
-    if (!is_per_tensor(p.scheme)) {
-        float a = (row_ok && col_ok) ? amax8(y, valid) : 0.0f;
-        for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
-        s = group_scale(a, scale_bound, p.quant);
-        const bool leader = (threadIdx.x & (p.lanes_per_group - 1)) == 0;
-        if (leader && col_ok && m < p.sg.padded_rows) {
-            store_scale(p, m, j0 >> p.group_shift, row_ok ? s : 0.0f);
-            zero_scale_padding(p, m, j0 >> p.group_shift);
+    } else {
+        float s = tensor_scale;
+        if (!is_per_tensor(p.scheme)) {
+            s = group_scale(group_amax(p, y, valid, col_ok), scale_bound, p.quant);
+            if (leader) {
+                store_scale(p, m, j0 >> p.group_shift, s);
+                zero_scale_padding(p, m, j0 >> p.group_shift);
+            }
         }
+        if (col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
     }
-    if (row_ok && col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
+}
+
+// A padding row of the scale layout (m >= rows): zeros in this thread's group slot and the row's padding.
+template <bool kMx>
+__device__ __forceinline__ void zero_padding_row(const Params& p, int64_t m, int j0) {
+    if (is_per_tensor(p.scheme) || !group_leader(p) || j0 >= p.cols) return;
+    const int64_t k = j0 >> p.group_shift;
+    if (kMx) p.scales[scale_offset(p.sg, m, k)] = 0;
+    else store_scale(p, m, k, 0.0f);
+    zero_scale_padding(p, m, k);
 }
 
 // The scale every group of the tensor shares (per-tensor schemes), or NVFP4's S_enc.
@@ -381,26 +397,30 @@ __device__ __forceinline__ float tensor_scale_of(const Params& p) {
 // the last row write the scale layout's padding rows (zeros), kPadRowsPerBlock rows each: a swizzled
 // layout pads one row to 128, which would otherwise be 127 blocks per column tile at T = 1.
 constexpr int64_t kPadRowsPerBlock = 32;
+// At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread: measured on the H100,
+// resident warps set the speed of this kernel more than its instruction count (docs/perf.md).
+#ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
+#define FQ_GROUP_MIN_BLOCKS 12
+#endif
+constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
-template <class S, bool kVec, bool kHwCvt, bool kPlain>
-__global__ void __launch_bounds__(kThreads) group_quant(const Params p, int64_t grid_rows) {
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p, int64_t grid_rows) {
     wait_for_producer();
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const int valid = j0 < p.cols ? outputs_at<kVec>(p, j0) : 0;
     const int64_t m = blockIdx.x;
-    Raw8 raw;
     if (m < p.rows) {
+        Raw8 raw;
         if (j0 < p.cols) raw = load_raw<S, kVec>(p, m, j0);
         let_consumer_start();
-        quantize_tile<S, kVec, kHwCvt, kPlain>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
+        const int valid = j0 < p.cols ? outputs_at<kVec>(p, j0) : 0;
+        quantize_tile<S, kVec, kHwCvt, kPlain, kMx>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
         return;
     }
     let_consumer_start();
     const int64_t first = p.rows + (m - p.rows) * kPadRowsPerBlock;
     const int64_t last = first + kPadRowsPerBlock < grid_rows ? first + kPadRowsPerBlock : grid_rows;
-    const float tensor_scale = tensor_scale_of(p), bound = upper_bound(p);
-    for (int64_t pad = first; pad < last; ++pad)
-        quantize_tile<S, kVec, kHwCvt, kPlain>(p, pad, j0, valid, raw, tensor_scale, bound);
+    for (int64_t pad = first; pad < last; ++pad) zero_padding_row<kMx>(p, pad, j0);
 }
 
 // 16-byte IO, benchmark-only: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
@@ -418,7 +438,7 @@ __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_
 template <int kPending>
 __device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
 
-template <class S, bool kHwCvt, bool kPlain>
+template <class S, bool kHwCvt, bool kPlain, bool kMx>
 __global__ void __launch_bounds__(kThreads) group_quant_pipelined(const Params p, int64_t grid_rows) {
     __shared__ Half8 ring[kStages][2][kThreads];  // [stage][gate or input, up][thread]
     wait_for_producer();
@@ -454,7 +474,8 @@ __global__ void __launch_bounds__(kThreads) group_quant_pipelined(const Params p
         if constexpr (S::gate != GateKind::None) raw.b = ring[stage][1][threadIdx.x];
         // The slot read one iteration ago (consumed) takes the row kStages - 1 steps ahead.
         fetch(m + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);
-        quantize_tile<S, true, kHwCvt, kPlain>(p, m, j0, 8, raw, tensor_scale, scale_bound);
+        if (m < p.rows) quantize_tile<S, true, kHwCvt, kPlain, kMx>(p, m, j0, 8, raw, tensor_scale, scale_bound);
+        else zero_padding_row<kMx>(p, m, j0);
     }
 }
 
@@ -567,15 +588,15 @@ int resident_blocks_per_sm(Kernel kernel) {
 
 // kRing: the 16-byte path with the row loop and its cp.async ring (benchmark-only: slower than one row per
 // block for the activations measured, docs/perf.md).
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRing>
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRing, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
     if (grid_rows == 0) return FQ_STATUS_SUCCESS;
     if constexpr (!kVec || !kRing) {
         const int64_t blocks = p.rows + ceil_div(grid_rows - p.rows, kPadRowsPerBlock);
-        return launch(group_quant<S, kVec, kHwCvt, kPlain>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a, kPdl,
-                      p, grid_rows);
+        return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a,
+                      kPdl, p, grid_rows);
     } else {
-        const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain>;
+        const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain, kMx>;
         static const int per_sm = resident_blocks_per_sm(kernel);  // one value per instantiation
         // One wave of resident blocks, each looping over rows.
         const int64_t wave_rows = ceil_div(int64_t(per_sm) * std::max(a.sm_count, 1), int64_t(col_tiles));
@@ -598,8 +619,11 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
             FQ_TRY(prepare_tensor_amax(a, p.amax_bits));
             FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
-        const auto launch_quant = plain ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing>
-                                        : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing>;
+        const bool mx = is_microscaling(c.scheme);
+        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing, false>)
+                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing, false>);
         FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
