@@ -18,8 +18,11 @@
 //                                               which the first version of this header and SPEC §4 claimed: that
 //                                               reading gave an O(1) error on the H100 for every shape.
 // The BLK128x128 layout is the one TransformerEngine (Float8BlockQuantizer, 2-D: [ceil(M/128),
-// round_up(ceil(K/128), 4)]) and PyTorch's scaled_mm (BlockWise128x128) hand to cuBLASLt; tests/test_gpu_cublaslt.cpp
-// checks it on the device and, on a failure, scores the candidate layouts to show which one cuBLASLt read.
+// round_up(ceil(K/128), 4)]) and PyTorch's scaled_mm (BlockWise128x128) hand to cuBLASLt. It also explains
+// the H100 run of the COL_MAJOR version exactly: a host model of cuBLASLt reading fq's COL_MAJOR buffers this
+// way gives 1.29022, 1.15229, 1.35512 (negative control 1.35011), the H100 gave 1.29019, 1.15227, 1.3551
+// (1.35007); with the k-block stride unpadded (3 for K = 384) the third would have been 0.309.
+// tests/test_gpu_cublaslt.cpp checks it on the device and, on a failure, scores candidate layouts.
 #pragma once
 
 #include <cublasLt.h>
