@@ -1,9 +1,14 @@
 // One transformer MLP in FP8 on the GPU, with fq writing every scale in the layout cuBLASLt reads:
 //
-//   x [T, H] bf16 --fq--> x8 e4m3 + per-group-128 scales, COL_MAJOR       (cuBLASLt VEC128_32F)
+//   x [T, H] bf16 --fq--> x8 e4m3 + per-group-128 scales, COL_MAJOR_TMA   (cuBLASLt VEC128_32F)
 //   h [T, 2I] bf16 = x8 . Wgu^T                 cuBLASLt, Wgu [2I, H] e4m3 + BLOCK_2D scales (BLK128x128_32F)
-//   a [T, I] e4m3 + scales = quant(silu(h_gate) * h_up)      fq, fused, COL_MAJOR   (VEC128_32F)
+//   a [T, I] e4m3 + scales = quant(silu(h_gate) * h_up)      fq, fused, COL_MAJOR_TMA   (VEC128_32F)
 //   y [T, H] bf16 = a . Wd^T                    cuBLASLt, Wd [H, I] e4m3 + BLOCK_2D scales
+//
+// Scale layouts (examples/cublaslt_fp8_gemm.h): VEC128_32F reads (token t, k-block kb) at
+// kb * round_up(T, 4) + t, fq's COL_MAJOR_TMA (= COL_MAJOR when T % 4 == 0); BLK128x128_32F reads (row-block rb,
+// kb) at rb * round_up(ceil(K/128), 4) + kb, fq's BLOCK_2D ROW_MAJOR, re-strided once after the weights are
+// quantized when ceil(K/128) % 4 != 0 (not COL_MAJOR, which this example first used: relative error 0.97).
 //
 // The weights are quantized once by fq (BLOCK_2D). cuBLASLt gets each weight as its A operand and the
 // activation as B (TN, as TransformerEngine calls it), so its column-major output is the row-major [T, n]
@@ -19,6 +24,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -98,16 +104,16 @@ __global__ void reference_silu_mul(const float* h, __nv_bfloat16* a, int t, int 
     a[size_t(i) * inter + j] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
 }
 
-void reference_mlp(const __nv_bfloat16* x, const __nv_bfloat16* wgu, const __nv_bfloat16* wd, float* y, int t, int hidden,
-                   int inter) {
-    float* h = device_alloc<float>(size_t(t) * 2 * inter);
+// y [T, H] and h [T, 2I] (the gate-up GEMM's output, to tell which GEMM goes wrong), fp32.
+void reference_mlp(const __nv_bfloat16* x, const __nv_bfloat16* wgu, const __nv_bfloat16* wd, float* y, float* h, int t,
+                   int hidden, int inter) {
     __nv_bfloat16* a = device_alloc<__nv_bfloat16>(size_t(t) * inter);
     const dim3 tile(kTile, kTile);
     reference_gemm_nt<<<dim3((2 * inter + kTile - 1) / kTile, (t + kTile - 1) / kTile), tile>>>(x, wgu, h, t, 2 * inter, hidden);
     reference_silu_mul<<<dim3((inter + 127) / 128, t), 128>>>(h, a, t, inter);
     reference_gemm_nt<<<dim3((hidden + kTile - 1) / kTile, (t + kTile - 1) / kTile), tile>>>(a, wd, y, t, hidden, inter);
+    CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
-    cudaFree(h);
     cudaFree(a);
 }
 
@@ -118,10 +124,10 @@ struct FqQuant {
     size_t scale_bytes = 0;
     char variant[64] = "";
 
-    // rows x cols outputs, e4m3fn, fp32 scales, COL_MAJOR. gated: silu-and-mul of [rows, 2 cols] (gate first).
-    FqQuant(fqHandle_t h, int32_t scheme, int64_t rows, int64_t cols, bool gated) {
+    // rows x cols outputs, e4m3fn, fp32 scales in `layout`. gated: silu-and-mul of [rows, 2 cols] (gate first).
+    FqQuant(fqHandle_t h, int32_t scheme, int32_t layout, int64_t rows, int64_t cols, bool gated) {
         FQ_CHECK(fqQuantDescCreate(&desc));
-        const int32_t layout = FQ_SCALE_LAYOUT_COL_MAJOR, group = 128;
+        const int32_t group = 128;
         FQ_CHECK(fqQuantDescSetAttribute(desc, FQ_QUANT_DESC_SCHEME, &scheme, 4));
         FQ_CHECK(fqQuantDescSetAttribute(desc, FQ_QUANT_DESC_GROUP_SIZE, &group, 4));
         FQ_CHECK(fqQuantDescSetAttribute(desc, FQ_QUANT_DESC_SCALE_LAYOUT, &layout, 4));
@@ -234,12 +240,24 @@ int main(int argc, char** argv) {
     };
     __nv_bfloat16 *x = upload(hx), *wgu = upload(hwgu), *wd = upload(hwd);
 
-    // fq problems: the two weights (BLOCK_2D), x and the fused activation (per-group 128).
-    const FqQuant q_wgu(fq, FQ_SCHEME_BLOCK_2D, 2 * inter, hidden, false), q_wd(fq, FQ_SCHEME_BLOCK_2D, hidden, inter, false);
-    const FqQuant q_x(fq, FQ_SCHEME_PER_GROUP, tokens, hidden, false), q_act(fq, FQ_SCHEME_PER_GROUP, tokens, inter, true);
+    // fq problems: the two weights (BLOCK_2D, ROW_MAJOR), x and the fused activation (per-group 128, COL_MAJOR_TMA).
+    const int32_t w_layout = FQ_SCALE_LAYOUT_ROW_MAJOR, a_layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA;
+    const FqQuant q_wgu(fq, FQ_SCHEME_BLOCK_2D, w_layout, 2 * inter, hidden, false),
+        q_wd(fq, FQ_SCHEME_BLOCK_2D, w_layout, hidden, inter, false);
+    const FqQuant q_x(fq, FQ_SCHEME_PER_GROUP, a_layout, tokens, hidden, false),
+        q_act(fq, FQ_SCHEME_PER_GROUP, a_layout, tokens, inter, true);
+    if (q_x.scale_bytes != lt_vec128_scale_floats(tokens, hidden) * 4 ||
+        q_act.scale_bytes != lt_vec128_scale_floats(tokens, inter) * 4) {
+        std::fprintf(stderr, "fq's COL_MAJOR_TMA scale buffers (%zu, %zu bytes) are not the VEC128_32F size\n", q_x.scale_bytes,
+                     q_act.scale_bytes);
+        return 2;
+    }
     uint8_t *wgu8 = device_alloc<uint8_t>(size_t(2 * inter * hidden)), *wd8 = device_alloc<uint8_t>(size_t(hidden * inter));
     uint8_t *x8 = device_alloc<uint8_t>(size_t(tokens * hidden)), *a8 = device_alloc<uint8_t>(size_t(tokens * inter));
-    float *s_wgu = device_alloc<float>(q_wgu.scale_bytes / 4), *s_wd = device_alloc<float>(q_wd.scale_bytes / 4);
+    // The weights' scales as cuBLASLt reads them (k-blocks padded to 4), and fq's unpadded ROW_MAJOR output.
+    float *s_wgu = device_alloc<float>(lt_blk128_scale_floats(2 * inter, hidden)),
+          *s_wd = device_alloc<float>(lt_blk128_scale_floats(hidden, inter));
+    float *s_wgu_fq = device_alloc<float>(q_wgu.scale_bytes / 4), *s_wd_fq = device_alloc<float>(q_wd.scale_bytes / 4);
     float *s_x = device_alloc<float>(q_x.scale_bytes / 4), *s_a = device_alloc<float>(q_act.scale_bytes / 4);
     __nv_bfloat16 *h = device_alloc<__nv_bfloat16>(size_t(tokens * 2 * inter)), *y = device_alloc<__nv_bfloat16>(size_t(tokens * hidden));
 
@@ -272,8 +290,10 @@ int main(int argc, char** argv) {
                                                           "outputs transposed by cublasLtMatrixTransform");
 
     auto quantize_weights = [&] {
-        q_wgu.run(fq, wgu, wgu8, s_wgu, stream);
-        q_wd.run(fq, wd, wd8, s_wd, stream);
+        q_wgu.run(fq, wgu, wgu8, s_wgu_fq, stream);
+        q_wd.run(fq, wd, wd8, s_wd_fq, stream);
+        CUDA_CHECK(lt_pad_blk128_scales(s_wgu, s_wgu_fq, 2 * inter, hidden, stream));
+        CUDA_CHECK(lt_pad_blk128_scales(s_wd, s_wd_fq, hidden, inter, stream));
     };
     auto quantize_x = [&] { q_x.run(fq, x, x8, s_x, stream); };
     auto gemm_gate_up = [&] {
@@ -299,22 +319,36 @@ int main(int argc, char** argv) {
     mlp();
     CUDA_CHECK(cudaStreamSynchronize(stream));
 
-    // Check against the bf16 model.
+    // Check against the bf16 model: y, and h alone (the gate-up GEMM), so a failure names its GEMM.
     float* y_ref = device_alloc<float>(size_t(tokens * hidden));
-    reference_mlp(x, wgu, wd, y_ref, int(tokens), int(hidden), int(inter));
-    std::vector<__nv_bfloat16> got(size_t(tokens * hidden));
-    std::vector<float> want(size_t(tokens * hidden));
-    CUDA_CHECK(cudaMemcpy(got.data(), y, got.size() * 2, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(want.data(), y_ref, want.size() * 4, cudaMemcpyDeviceToHost));
-    double num = 0.0, den = 0.0;
-    bool finite = true;
-    for (size_t i = 0; i < got.size(); ++i) {
-        const double g = __bfloat162float(got[i]), w = want[i];
-        finite &= std::isfinite(g);
-        num += (g - w) * (g - w);
-        den += w * w;
-    }
-    const double rel = std::sqrt(num / den);
+    float* h_ref = device_alloc<float>(size_t(tokens * 2 * inter));
+    reference_mlp(x, wgu, wd, y_ref, h_ref, int(tokens), int(hidden), int(inter));
+    struct Compared {
+        std::vector<__nv_bfloat16> got;
+        std::vector<float> want;
+        double rel = 0.0;
+        bool finite = true;
+    };
+    auto compare = [](const __nv_bfloat16* got_d, const float* want_d, size_t count) {
+        Compared c;
+        c.got.resize(count);
+        c.want.resize(count);
+        CUDA_CHECK(cudaMemcpy(c.got.data(), got_d, count * 2, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(c.want.data(), want_d, count * 4, cudaMemcpyDeviceToHost));
+        double num = 0.0, den = 0.0;
+        for (size_t i = 0; i < count; ++i) {
+            const double g = __bfloat162float(c.got[i]), w = c.want[i];
+            c.finite &= std::isfinite(g);
+            num += (g - w) * (g - w);
+            den += w * w;
+        }
+        c.rel = den > 0.0 ? std::sqrt(num / den) : 0.0;
+        return c;
+    };
+    const Compared cy = compare(y, y_ref, size_t(tokens * hidden));
+    const Compared ch = compare(h, h_ref, size_t(tokens * 2 * inter));
+    const double rel = cy.rel;
+    const bool finite = cy.finite;
 
     std::printf("\n%-44s %10s\n", "step", "us");
     std::printf("%-44s %10.2f\n", "fq quantize weights, BLOCK_2D (once)", time_us(stream, iters, quantize_weights));
@@ -326,13 +360,31 @@ int main(int argc, char** argv) {
     std::printf("%-44s %10.2f\n", (std::string("cuBLASLt down GEMM (FP8, block scales)") + plus_transpose).c_str(),
                 time_us(stream, iters, gemm_down));
     std::printf("%-44s %10.2f\n", "MLP total (the four steps)", time_us(stream, iters, mlp));
-    std::printf("\nrelative error of y against the bf16 reference: %.4f (bound %.2f)%s\n", rel, kErrorBound,
+    std::printf("\nrelative error of h (gate-up GEMM) against the bf16 reference: %.4f%s\n", ch.rel,
+                ch.finite ? "" : "; non-finite values in h");
+    std::printf("relative error of y against the bf16 reference: %.4f (bound %.2f)%s\n", rel, kErrorBound,
                 finite ? "" : "; non-finite values in y");
     const bool ok = finite && rel <= kErrorBound;
+    if (!ok) {  // a few element pairs from different 128 x 128 tiles, for the next run's diagnosis
+        const int64_t rows_y[] = {0, 0, 1, std::min<int64_t>(tokens - 1, 130), tokens / 2, tokens - 1};
+        const int64_t cols_y[] = {0, 1, 0, std::min<int64_t>(hidden - 1, 130), hidden / 2, hidden - 1};
+        for (int i = 0; i < 6; ++i) {
+            const size_t at = size_t(rows_y[i] * hidden + cols_y[i]);
+            std::printf("  y[%lld, %lld]: got %.6g, reference %.6g\n", (long long)rows_y[i], (long long)cols_y[i],
+                        double(__bfloat162float(cy.got[at])), double(cy.want[at]));
+        }
+        for (int i = 0; i < 6; ++i) {
+            const int64_t c = std::min<int64_t>(cols_y[i] * 2, 2 * inter - 1);
+            const size_t at = size_t(rows_y[i] * 2 * inter + c);
+            std::printf("  h[%lld, %lld]: got %.6g, reference %.6g\n", (long long)rows_y[i], (long long)c,
+                        double(__bfloat162float(ch.got[at])), double(ch.want[at]));
+        }
+    }
     std::printf("%s\n", ok ? "PASS" : "FAIL");
 
     for (void* p : {(void*)x, (void*)wgu, (void*)wd, (void*)wgu8, (void*)wd8, (void*)x8, (void*)a8, (void*)s_wgu,
-                    (void*)s_wd, (void*)s_x, (void*)s_a, (void*)h, (void*)y, ws, (void*)y_ref, (void*)h_t, (void*)y_t})
+                    (void*)s_wd, (void*)s_wgu_fq, (void*)s_wd_fq, (void*)s_x, (void*)s_a, (void*)h, (void*)y, ws,
+                    (void*)y_ref, (void*)h_ref, (void*)h_t, (void*)y_t})
         cudaFree(p);
     cublasLtDestroy(lt);
     fqDestroy(fq);

@@ -54,7 +54,8 @@ TEST_CASE("BLOCK_2D scale grid is ceil(M/128) x ceil(K/128) fp32, in every affin
     }
     Desc col;
     block2d(col, FQ_SCALE_LAYOUT_COL_MAJOR);
-    // cuBLASLt BLK128x128_32F reads (nb, kb) at kb * ceil(N/128) + nb: column stride ceil(N/128) floats.
+    // COL_MAJOR: (nb, kb) at kb * ceil(N/128) + nb, column stride ceil(N/128) floats. (cuBLASLt's BLK128x128_32F
+    // reads ROW_MAJOR with the row stride padded to 4: examples/cublaslt_fp8_gemm.h.)
     CHECK(info(col, 300, 1000, FQ_SCALE_INFO_ROW_STRIDE) == 4);
     CHECK(info(col, 300, 1000, FQ_SCALE_INFO_COL_STRIDE) == 3 * 4);
 }

@@ -153,7 +153,9 @@ enum fqQuantScheme {
     FQ_SCHEME_PER_TOKEN = 2,          /**< one fp32 scale per row */
     FQ_SCHEME_PER_GROUP = 3,          /**< one scale per GROUP_SIZE consecutive elements of a row */
     FQ_SCHEME_BLOCK_2D = 4,           /**< one fp32 scale per 128x128 tile (weights): grid [ceil(M/128),
-                                           ceil(K/128)]; COL_MAJOR is cuBLASLt's BLK128x128_32F */
+                                           ceil(K/128)]; ROW_MAJOR is cuBLASLt's BLK128x128_32F
+                                           when ceil(K/128) % 4 == 0 (it reads a row stride
+                                           of round_up(ceil(K/128), 4)) */
     FQ_SCHEME_MXFP8 = 5,              /**< blocks of 32, E8M0 scales, fp8 values */
     FQ_SCHEME_MXFP4 = 6,              /**< blocks of 32, E8M0 scales, e2m1 values */
     FQ_SCHEME_NVFP4 = 7               /**< blocks of 16, e4m3 block scales + fp32 tensor scale */

@@ -23,8 +23,9 @@ copies every other tensor (and the file's __metadata__) unchanged.
   --scheme block2d|mxfp8|nvfp4   default block2d
       block2d  values F8_E4M3 (or F8_E5M2 with --out-type e5m2) [M, K]; scales "<name>_scale_inv", F32,
                one per 128x128 tile: [ceil(M/128), ceil(K/128)] (--scale-layout row, DeepSeek-V3's
-               "weight_scale_inv"), or [ceil(K/128), ceil(M/128)] (--scale-layout col: the order cuBLASLt's
-               BLK128x128_32F reads). Dequantize: w = q * scale_inv (scale = amax / qmax, SPEC §3.2).
+               "weight_scale_inv", the order cuBLASLt's BLK128x128_32F reads, with its rows padded to
+               a multiple of 4), or [ceil(K/128), ceil(M/128)] (--scale-layout col).
+               Dequantize: w = q * scale_inv (scale = amax / qmax, SPEC §3.2).
       mxfp8    values F8_E4M3 [M, K]; scales "<name>_scale", E8M0 bytes stored as U8, [M, ceil(K/32)].
       nvfp4    values U8 [M, K/2] (two e2m1 per byte, element 2i in the low nibble); block scales
                "<name>_scale", F8_E4M3 [M, ceil(K/16)]; tensor scale "<name>_scale_2", F32 scalar =
