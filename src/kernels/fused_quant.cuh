@@ -304,9 +304,17 @@ __device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
 
 // One block scale from the group amax `a` (already reduced over the group's lanes), and the elements'
 // multiplier. The same FQ_HD functions as the host reference.
+template <bool kHwCvt>
 __device__ __forceinline__ uint8_t microscale(const Params& p, float a, float s_enc, float& multiplier) {
     if (p.scheme == Scheme::Nvfp4) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+        // The block scale through the hardware conversion: the same byte as nvfp4_block_scale for its
+        // argument, which is never NaN (amax ignores NaN; S_enc is positive and finite) and >= 0.
+        const uint8_t sb = kHwCvt ? uint8_t(__nv_cvt_float_to_fp8(a * (s_enc / 6.0f), __NV_SATFINITE, __NV_E4M3))
+                                  : nvfp4_block_scale(a, s_enc);
+#else
         const uint8_t sb = nvfp4_block_scale(a, s_enc);
+#endif
         multiplier = nvfp4_multiplier(sb, s_enc);
         return sb;
     }
@@ -350,7 +358,7 @@ __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0
     const bool leader = group_leader(p) && col_ok;
     if constexpr (kMx) {
         float mul;
-        const uint8_t sbyte = microscale(p, group_amax(p, y, valid, col_ok), tensor_scale, mul);
+        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, col_ok), tensor_scale, mul);
         if (leader) {
             const int64_t k = j0 >> p.group_shift;
             p.scales[scale_offset(p.sg, m, k)] = sbyte;
@@ -519,7 +527,7 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
 }
 
 // ---- Skeleton 3: amax of the whole tensor (per-tensor dynamic, step 1 of 3) -------------------------
-template <class S, bool kVec>
+template <class S, bool kVec, bool kPlain>
 __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
@@ -527,7 +535,7 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     float a = 0.0f;
     if (j0 < p.cols) {
         float y[8];
-        activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
+        activate8<S, kPlain>(p, load_raw<S, kVec>(p, m, j0), m, y);
         a = amax8(y, outputs_left(p, j0));
     }
     for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
@@ -617,7 +625,8 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
         using S = decltype(shape);
         if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
             FQ_TRY(prepare_tensor_amax(a, p.amax_bits));
-            FQ_TRY(launch(tensor_amax<S, kVec>, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
+            const auto amax_kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
+            FQ_TRY(launch(amax_kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
         const bool mx = is_microscaling(c.scheme);
         const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing, true>
