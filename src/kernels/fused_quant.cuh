@@ -539,8 +539,18 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
         a = amax8(y, outputs_left(p, j0));
     }
     for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
-    // Non-negative floats order like their bit patterns, so an unsigned max is a float max.
-    if ((threadIdx.x & 31) == 0 && a > 0.0f) atomicMax(p.amax_bits, __float_as_uint(a));
+    __shared__ float warp_amax[kThreads / 32];
+    if ((threadIdx.x & 31) == 0) warp_amax[threadIdx.x / 32] = a;
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+#pragma unroll
+    for (int w = 1; w < kThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
+    // One atomic per block, and none where the word already holds as much: a single word updated by
+    // every warp serialised the pass (measured: per-tensor dynamic at 33% of copy). Non-negative floats
+    // order like their bit patterns, so an unsigned max is a float max; the plain read may be stale,
+    // which only costs an atomic.
+    const unsigned bits = __float_as_uint(a);
+    if (a > 0.0f && bits > *reinterpret_cast<volatile unsigned*>(p.amax_bits)) atomicMax(p.amax_bits, bits);
 }
 
 // Step 3 of per-tensor dynamic: the amax word becomes the scale (step 2, group_quant, read the amax).
