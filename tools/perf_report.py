@@ -18,8 +18,8 @@ def load(d, name):
 
 
 def main(d):
-    bench, pdl, hwexp, torch, block2d = (load(d, n) for n in ("bench.json", "bench-pdl.json", "bench-hwexp.json",
-                                                             "bench-torch.json", "bench-block2d.json"))
+    bench, pdl, hwexp, torch, block2d, sweeps = (load(d, n) for n in (
+        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-torch.json", "bench-block2d.json", "bench-sweeps.json"))
     peers = {(r["tokens"], r["hidden"]): r for r in (torch or {}).get("results", [])}
     rows = {}
     for r in bench["results"]:
@@ -69,6 +69,18 @@ def main(d):
         for r in block2d["results"]:
             print(f"| {r['tokens']} | {r['hidden']} | {r['kernel']} | {r['bytes']} | {r['us']:.2f} | {r['gbps']:.0f} | "
                   f"{r['pct_of_copy']:.1f}% |")
+
+    if sweeps:
+        print()
+        print("Every sweep of `tools/fq/sweeps.txt` (`fq bench --file`): schemes, activations, layouts, variants:")
+        print()
+        print("| scheme | activation | out | scales | layout | variant | tokens | hidden | us | copy us | % of copy |")
+        print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|")
+        for r in sweeps["results"]:
+            scheme = r["scheme"] + (str(r["group"]) if r["scheme"] == "per_group" else "")
+            variant = r["variant"] + ("+pdl" if r.get("pdl") else "")
+            print(f"| {scheme} | {r['activation']} | {r['out_type']} | {r['scale_type']} | {r['layout']} | {variant} | "
+                  f"{r['tokens']} | {r['hidden']} | {r['us']:.2f} | {r['copy_us']:.2f} | {r['pct_of_copy']:.1f}% |")
 
 
 if __name__ == "__main__":

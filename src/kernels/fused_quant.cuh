@@ -385,12 +385,16 @@ __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0
 
 // A padding row of the scale layout (m >= rows): zeros in this thread's group slot and the row's padding.
 template <bool kMx>
-__device__ __forceinline__ void zero_padding_row(const Params& p, int64_t m, int j0) {
-    if (is_per_tensor(p.scheme) || !group_leader(p) || j0 >= p.cols) return;
-    const int64_t k = j0 >> p.group_shift;
+__device__ __forceinline__ void zero_scale_slot(const Params& p, int64_t m, int64_t k) {
     if (kMx) p.scales[scale_offset(p.sg, m, k)] = 0;
     else store_scale(p, m, k, 0.0f);
     zero_scale_padding(p, m, k);
+}
+
+template <bool kMx>
+__device__ __forceinline__ void zero_padding_row(const Params& p, int64_t m, int j0) {
+    if (is_per_tensor(p.scheme) || !group_leader(p) || j0 >= p.cols) return;
+    zero_scale_slot<kMx>(p, m, j0 >> p.group_shift);
 }
 
 // The scale every group of the tensor shares (per-tensor schemes), or NVFP4's S_enc.
@@ -426,9 +430,15 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         return;
     }
     let_consumer_start();
+    // Padding rows [first, last) x this column tile's groups, spread over the block's threads.
+    if (is_per_tensor(p.scheme)) return;
     const int64_t first = p.rows + (m - p.rows) * kPadRowsPerBlock;
     const int64_t last = first + kPadRowsPerBlock < grid_rows ? first + kPadRowsPerBlock : grid_rows;
-    for (int64_t pad = first; pad < last; ++pad) zero_padding_row<kMx>(p, pad, j0);
+    const int64_t k0 = (int64_t(blockIdx.y) * kThreads * 8) >> p.group_shift;
+    const int64_t tile_groups = (int64_t(kThreads) * 8) >> p.group_shift;
+    const int64_t groups = p.sg.cols - k0 < tile_groups ? p.sg.cols - k0 : tile_groups;
+    for (int64_t i = threadIdx.x; i < (last - first) * groups; i += kThreads)
+        zero_scale_slot<kMx>(p, first + i / groups, k0 + i % groups);
 }
 
 // 16-byte IO, benchmark-only: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
