@@ -408,7 +408,7 @@ __device__ __forceinline__ float tensor_scale_of(const Params& p) {
 // Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores. Blocks past
 // the last row write the scale layout's padding rows (zeros), kPadRowsPerBlock rows each: a swizzled
 // layout pads one row to 128, which would otherwise be 127 blocks per column tile at T = 1.
-constexpr int64_t kPadRowsPerBlock = 32;
+constexpr int64_t kPadRowsPerBlock = 16;
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread: measured on the H100,
 // resident warps set the speed of this kernel more than its instruction count (docs/perf.md).
 #ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
@@ -435,9 +435,9 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     const int64_t first = p.rows + (m - p.rows) * kPadRowsPerBlock;
     const int64_t last = first + kPadRowsPerBlock < grid_rows ? first + kPadRowsPerBlock : grid_rows;
     const int64_t k0 = (int64_t(blockIdx.y) * kThreads * 8) >> p.group_shift;
-    const int64_t tile_groups = (int64_t(kThreads) * 8) >> p.group_shift;
-    const int64_t groups = p.sg.cols - k0 < tile_groups ? p.sg.cols - k0 : tile_groups;
-    for (int64_t i = threadIdx.x; i < (last - first) * groups; i += kThreads)
+    const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 256 slots
+    const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
+    for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
         zero_scale_slot<kMx>(p, first + i / groups, k0 + i % groups);
 }
 
