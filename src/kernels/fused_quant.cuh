@@ -1,16 +1,20 @@
-// Fused activation + FP8/INT8 quantization on CUDA: per-group, per-token and per-tensor (SPEC §2-§4).
+// Fused activation + quantization on CUDA: FP8/INT8 per-group, per-token and per-tensor, and the
+// microscaling schemes MXFP8, MXFP4 and NVFP4 (SPEC §2-§4).
 //
 // Three kernel skeletons share one way of reading a thread's 8 consecutive outputs (two 16-byte loads
 // of gate and up, or one load when not gated) and the FQ_HD activation / quantizer code of src/common,
 // so every variant writes exactly the bytes of the host reference:
 //   group_quant   one thread = 8 outputs; a group of G outputs = G/8 neighbouring lanes, reduced with
-//                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax)
+//                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax) and
+//                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
+//                 padding included
 //   token_quant   one block per row: amax pass, block reduction, quantize pass (re-reads from L2)
-//   tensor_amax   the amax of the whole tensor into one word (atomicMax on the float's bits)
+//   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
-// activation, the input type, how gate and up are stored); measured on the H100, a kernel that
-// branched on them at run time ran at a third of the speed (tools/lab, docs/perf.md). Each activation's
-// kernels are compiled in their own translation unit (instantiate_activation.cu.in).
+// activation, the input type, how gate and up are stored; the plain FP32 body; fp32 vs microscaling
+// scales); measured on the H100, a kernel that branched on them at run time ran at a third of the speed
+// (tools/lab, docs/perf.md). Each activation's kernels are compiled in their own translation unit
+// (instantiate_activation.cu.in).
 #pragma once
 
 #include <cuda_fp8.h>
