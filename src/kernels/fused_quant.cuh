@@ -197,6 +197,35 @@ __device__ __forceinline__ bool near_fp8_midpoint(float v, bool e4m3) {
     return subnormal || ((b & below) - (half - 4u)) <= 8u;
 }
 
+// Eight values already divided by (or multiplied into) their scale, encoded: fp8
+// codes in 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1).
+template <bool kHwCvt>
+__device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
+    uint32_t w[2] = {0, 0};
+    if (out == DType::E2M1) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_e2m1(v[i])) << (4 * i);
+        return make_uint2(w[0], 0);
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    constexpr bool kHardware = kHwCvt;
+#else
+    constexpr bool kHardware = false;
+#endif
+    if constexpr (kHardware) {
+        const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
+        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
+        return make_uint2(w[0], w[1]);
+    }
+}
+
 template <bool kHwCvt>
 __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_s, const QuantParams& q) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -219,12 +248,7 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = y[i] / s;
         }
-        const __nv_fp8_interpretation_t kind = e4m3 ? __NV_E4M3 : __NV_E5M2;
-        uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
-        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+        return encode8<true>(v, q.out);
     }
 #endif
     uint32_t w[2] = {0, 0};
@@ -275,35 +299,6 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 // ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
 __device__ __forceinline__ float nvfp4_s_enc(const Params& p) {
     return nvfp4_encode_scale(p.global_amax ? *p.global_amax : __uint_as_float(*p.amax_bits));
-}
-
-// Eight values already multiplied by their block's power of two (MX) or multiplier (NVFP4), encoded: fp8
-// codes in 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1).
-template <bool kHwCvt>
-__device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
-    uint32_t w[2] = {0, 0};
-    if (out == DType::E2M1) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_e2m1(v[i])) << (4 * i);
-        return make_uint2(w[0], 0);
-    }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    constexpr bool kHardware = kHwCvt;
-#else
-    constexpr bool kHardware = false;
-#endif
-    if constexpr (kHardware) {
-        const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        uint32_t pairs[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
-        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
-    } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
-        return make_uint2(w[0], w[1]);
-    }
 }
 
 // One block scale from the group amax `a` (already reduced over the group's lanes), and the elements'
@@ -387,18 +382,12 @@ __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0
     }
 }
 
-// A padding row of the scale layout (m >= rows): zeros in this thread's group slot and the row's padding.
+// Scale slot (m, k) of a padding row (m >= rows) written as zero, and the row's column padding with it.
 template <bool kMx>
 __device__ __forceinline__ void zero_scale_slot(const Params& p, int64_t m, int64_t k) {
     if (kMx) p.scales[scale_offset(p.sg, m, k)] = 0;
     else store_scale(p, m, k, 0.0f);
     zero_scale_padding(p, m, k);
-}
-
-template <bool kMx>
-__device__ __forceinline__ void zero_padding_row(const Params& p, int64_t m, int j0) {
-    if (is_per_tensor(p.scheme) || !group_leader(p) || j0 >= p.cols) return;
-    zero_scale_slot<kMx>(p, m, j0 >> p.group_shift);
 }
 
 // The scale every group of the tensor shares (per-tensor schemes), or NVFP4's S_enc.
@@ -445,72 +434,13 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         zero_scale_slot<kMx>(p, first + i / groups, k0 + i % groups);
 }
 
-// 16-byte IO, benchmark-only: block (x, t) runs column tile t of rows x, x + gridDim.x, ... Each thread copies its own
-// inputs of the next kStages - 1 rows into shared memory with cp.async while it computes the current
-// one, and reads back only what it copied itself, so no block barrier is needed. Written on the theory
-// that the kernel was bound by bytes in flight; measured on the H100 it is issue-bound instead (ncu:
-// 0.79 issued per scheduler cycle) and one row per block is faster (docs/perf.md). Kept for measuring.
-constexpr int kStages = 4;
-
-__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
-    const unsigned dst = unsigned(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
-
-template <class S, bool kHwCvt, bool kPlain, bool kMx>
-__global__ void __launch_bounds__(kThreads) group_quant_pipelined(const Params p, int64_t grid_rows) {
-    __shared__ Half8 ring[kStages][2][kThreads];  // [stage][gate or input, up][thread]
-    wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const bool col_ok = j0 < p.cols;
-    // Where this thread's 8 (16 interleaved) inputs start in a row: the same for every row.
-    int64_t first = j0, second = 0;
-    if constexpr (S::gate == GateKind::Interleaved) {
-        first = 2 * int64_t(j0), second = first + 8;
-    } else if constexpr (S::gate == GateKind::TwoStreams) {
-        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
-        first = c.gate, second = c.up;
-    }
-    const int64_t step = gridDim.x;
-    auto fetch = [&](int64_t m, int stage) {
-        if (m < p.rows && col_ok) {
-            const uint16_t* row = p.in + m * p.in_ld;
-            copy16_async(&ring[stage][0][threadIdx.x], row + first);
-            if constexpr (S::gate != GateKind::None) copy16_async(&ring[stage][1][threadIdx.x], row + second);
-        }
-        commit_copies();  // also when empty: every iteration retires exactly one group
-    };
-    int64_t m = blockIdx.x;
-#pragma unroll
-    for (int k = 0; k < kStages - 1; ++k) fetch(m + k * step, k);
-    let_consumer_start();
-
-    const float tensor_scale = tensor_scale_of(p), scale_bound = upper_bound(p);
-    for (int stage = 0; m < grid_rows; m += step, stage = stage == kStages - 1 ? 0 : stage + 1) {
-        wait_copies<kStages - 2>();  // this row's group is complete (the kStages - 2 after it may not be)
-        Raw8 raw;
-        raw.a = ring[stage][0][threadIdx.x];
-        if constexpr (S::gate != GateKind::None) raw.b = ring[stage][1][threadIdx.x];
-        // The slot read one iteration ago (consumed) takes the row kStages - 1 steps ahead.
-        fetch(m + (kStages - 1) * step, stage == 0 ? kStages - 1 : stage - 1);
-        if (m < p.rows) quantize_tile<S, true, kHwCvt, kPlain, kMx>(p, m, j0, 8, raw, tensor_scale, scale_bound);
-        else zero_padding_row<kMx>(p, m, j0);
-    }
-}
-
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
 template <class S, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     wait_for_producer();
     const int64_t m = blockIdx.x;
     if (m >= p.rows) {  // padding rows of a column-major TMA or swizzled scale layout
-        if (threadIdx.x == 0) {
-            store_scale(p, m, 0, 0.0f);
-            zero_scale_padding(p, m, 0);
-        }
+        if (threadIdx.x == 0) zero_scale_slot<false>(p, m, 0);
         return;
     }
     constexpr int kStride = kTokenThreads * 8;
@@ -610,34 +540,15 @@ fqStatus_t with_shape(const OpConfig& c, F&& f) {
     return with_gate(std::integral_constant<InType, InType::Fp16>{});
 }
 
-// Blocks of `kernel` (kThreads each) one multiprocessor holds at once.
-template <class Kernel>
-int resident_blocks_per_sm(Kernel kernel) {
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads, 0) != cudaSuccess || n < 1) n = 1;
-    return n;
-}
-
-// kRing: the 16-byte path with the row loop and its cp.async ring (benchmark-only: slower than one row per
-// block for the activations measured, docs/perf.md).
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kRing, bool kMx>
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
     if (grid_rows == 0) return FQ_STATUS_SUCCESS;
-    if constexpr (!kVec || !kRing) {
-        const int64_t blocks = p.rows + ceil_div(grid_rows - p.rows, kPadRowsPerBlock);
-        return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a,
-                      kPdl, p, grid_rows);
-    } else {
-        const auto kernel = group_quant_pipelined<S, kHwCvt, kPlain, kMx>;
-        static const int per_sm = resident_blocks_per_sm(kernel);  // one value per instantiation
-        // One wave of resident blocks, each looping over rows.
-        const int64_t wave_rows = ceil_div(int64_t(per_sm) * std::max(a.sm_count, 1), int64_t(col_tiles));
-        const unsigned blocks_x = unsigned(std::max<int64_t>(1, std::min(grid_rows, wave_rows)));
-        return launch(kernel, dim3(blocks_x, col_tiles), dim3(kThreads), a, kPdl, p, grid_rows);
-    }
+    const int64_t blocks = p.rows + ceil_div(grid_rows - p.rows, kPadRowsPerBlock);
+    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a, kPdl,
+                  p, grid_rows);
 }
 
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp, bool kRing = false>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
@@ -653,10 +564,10 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
             FQ_TRY(launch(amax_kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
         const bool mx = is_microscaling(c.scheme);
-        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing, true>
-                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, kRing, false>)
-                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing, true>
-                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, kRing, false>);
+        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
+                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
         FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;

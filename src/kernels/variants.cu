@@ -37,8 +37,10 @@ Params make_params(const LaunchArgs& a) {
     p.row_prob = c.row_prob;
     p.quant = c.quant;
     p.scheme = c.scheme;
-    p.lanes_per_group = c.scheme == Scheme::PerGroup ? int(c.group / 8) : 1;
-    p.group_shift = c.group == 32 ? 5 : (c.group == 64 ? 6 : 7);
+    // A group of G outputs (per-group 32/64/128, MX 32, NVFP4 16) spans G/8 lanes of 8 outputs each.
+    const bool blocks_of_a_row = c.scheme == Scheme::PerGroup || is_microscaling(c.scheme);
+    p.lanes_per_group = blocks_of_a_row ? int(c.group / 8) : 1;
+    p.group_shift = c.group == 16 ? 4 : c.group == 32 ? 5 : c.group == 64 ? 6 : 7;
     p.sg = c.scales;
     p.static_scale = c.static_scale;
     p.scale_ub = c.scale_ub;
@@ -47,9 +49,6 @@ Params make_params(const LaunchArgs& a) {
     p.amax_bits = reinterpret_cast<unsigned*>(c.scheme == Scheme::Nvfp4 ? a.workspace : a.scales);
     p.global_amax = c.global_amax;
     p.scale_cols_padded = c.scales.layout == ScaleLayout::PackedUe8m0 ? 4 * c.scales.padded_cols : c.scales.padded_cols;
-    const bool microscaling = c.scheme == Scheme::Mxfp8 || c.scheme == Scheme::Mxfp4 || c.scheme == Scheme::Nvfp4;
-    if (microscaling) p.lanes_per_group = int(c.group / 8);
-    p.group_shift = c.group == 16 ? 4 : p.group_shift;
     return p;
 }
 
@@ -88,10 +87,6 @@ fqStatus_t run_group(const LaunchArgs& a) {
 }
 
 fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
-fqStatus_t run_group_ring(const LaunchArgs& a) {
-    if (a.cfg.act == Act::Identity) return run_group_for<Act::Identity, true, true, true, false, true>(a);
-    return run_group_for<Act::Silu, true, true, true, false, true>(a);
-}
 
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token(const LaunchArgs& a) {
@@ -118,11 +113,6 @@ std::string refuse_group(const OpConfig& c) {
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
     return refuse_common(c);
-}
-
-std::string refuse_ring(const OpConfig& c) {
-    if (c.act != Act::Silu && c.act != Act::Identity) return "benchmark-only: SiLU and identity only";
-    return refuse_group<true>(c);
 }
 
 std::string refuse_hardware_exp(const OpConfig& c) {
@@ -153,7 +143,6 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
     t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
-    t.push_back({"sm90.group.ring", "benchmark-only: sm90.group looping over rows with a cp.async ring (silu, identity)", Backend::Cuda, 90, kAny, refuse_ring, run_group_ring, true});
     t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
