@@ -77,6 +77,19 @@ def _writable(name, a):
     return a
 
 
+def _value_array(name, given, x, out_type):
+    """A caller's values array, writable, on x's device, of the output type's dtype (or uint8 for 8-bit ones)."""
+    natural = _arrays.TYPE_TO_DTYPE[out_type.name]
+    o = _writable(name, wrap(given))
+    accepted = {_arrays.framework_dtype_name(o.kind, natural)} | ({"uint8"} if itemsize(natural) == 1 else set())
+    if o.device != x.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the array is on {o.where}, x is on {x.where}")
+    if o.dtype not in accepted:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{name}: dtype {o.dtype}; {out_type.name} values are "
+                              + " or ".join(sorted(accepted)))
+    return o
+
+
 def _values(out, x, lead, rows, cols, out_type):
     """The output array (given or new) and its layout's ld; fp4 values are packed two per byte."""
     natural = _arrays.TYPE_TO_DTYPE[out_type.name]
@@ -84,13 +97,7 @@ def _values(out, x, lead, rows, cols, out_type):
     width = ceil_div(cols, 2) if packed else cols
     if out is None:
         out = _arrays.empty(x.kind, x.device, (*lead, width), natural)
-    o = _writable("out", wrap(out))
-    accepted = {_arrays.framework_dtype_name(o.kind, natural)} | ({"uint8"} if itemsize(natural) == 1 else set())
-    if o.device != x.device:
-        raise FusedQuantError(Status.INVALID_VALUE, f"out: the array is on {o.where}, x is on {x.where}")
-    if o.dtype not in accepted:
-        raise FusedQuantError(Status.INVALID_VALUE, f"out: dtype {o.dtype}; {out_type.name} values are "
-                              + " or ".join(sorted(accepted)))
+    o = _value_array("out", out, x, out_type)
     _, orows, owidth, ld = _rows("out", o)
     if (orows, owidth) != (rows, width):
         status = Status.INSUFFICIENT_BUFFER if orows < rows or owidth < width else Status.INVALID_VALUE
@@ -105,13 +112,7 @@ def _col_values(col_out, x, shape, out_type):
     natural = _arrays.TYPE_TO_DTYPE[out_type.name]
     if col_out is None:
         return _arrays.empty(x.kind, x.device, shape, natural), None
-    o = _writable("col_out", wrap(col_out))
-    accepted = {_arrays.framework_dtype_name(o.kind, natural)} | ({"uint8"} if itemsize(natural) == 1 else set())
-    if o.device != x.device:
-        raise FusedQuantError(Status.INVALID_VALUE, f"col_out: the array is on {o.where}, x is on {x.where}")
-    if o.dtype not in accepted:
-        raise FusedQuantError(Status.INVALID_VALUE, f"col_out: dtype {o.dtype}; {out_type.name} values are "
-                              + " or ".join(sorted(accepted)))
+    o = _value_array("col_out", col_out, x, out_type)
     dense = [o.itemsize * math.prod(shape[i + 1:]) for i in range(len(shape))]
     if tuple(o.shape) != tuple(shape) or (math.prod(shape) and list(o.strides) != dense):
         raise FusedQuantError(Status.INVALID_VALUE, f"col_out: shape {tuple(o.shape)} strides {tuple(o.strides)}; "
