@@ -222,7 +222,7 @@ int check_main(int argc, char** argv) {
     Progress progress("check", uint64_t(cases));
     int invalid = 0;
     const float static_scale = 0.125f;
-    DeviceBuffer d_static(sizeof(float));
+    DeviceBuffer d_static(sizeof(float)), d_ws(16);  // workspace: 4 bytes for NVFP4 on CUDA
     copy_to_device(d_static.p, &static_scale, sizeof static_scale);
     for (int c = 0; c < cases; ++c) {
         progress.update(uint64_t(c));
@@ -257,7 +257,7 @@ int check_main(int argc, char** argv) {
             device_fill(d_s.p, 0xAB, sbytes);
             size_t workspace = 0;  // NVFP4 without a global amax reduces it in device workspace
             check(fqGetWorkspaceSize(gpu, dd.d, li.l, lo.l, &workspace), "fqGetWorkspaceSize");
-            DeviceBuffer d_ws(std::max<size_t>(workspace, 4));
+            if (workspace > d_ws.bytes) throw ToolError("fqGetWorkspaceSize asks for more than fq check holds");
             const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p, lo.l, d_out.p, d_s.p, sbytes,
                                             workspace ? d_ws.p : nullptr, workspace, nullptr);
             if (s == FQ_STATUS_NOT_SUPPORTED && v.index >= 0) {  // e.g. a 16-byte IO variant, rows not aligned
