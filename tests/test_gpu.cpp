@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +30,21 @@ struct Case {
     bool ub = false, prob = false, qmax = false, min_scale = false;
     int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
     int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
+    // MoE (SPEC §5) and columnwise outputs (SPEC §4): layout, experts, whether CONTIGUOUS slots have counts;
+    // the outputs mask, the columnwise block and orientation.
+    int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
+    bool slot_counts = false;
 
     std::string describe() const {
-        char b[320];
+        char b[400];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
-                      "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld",
+                      "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld "
+                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d",
                       act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
                       apply, in_type, ub,
-                      prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign);
+                      prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign,
+                      moe, experts, int(slot_counts), outputs, col_block, transpose);
         return b;
     }
 };
@@ -66,8 +73,14 @@ std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_
 
 bool microscaling(const Case& c) { return c.scheme >= FQ_SCHEME_MXFP8; }
 
-void configure(Desc& d, const Case& c, const float* ub, const float* prob, const float* static_scale,
-               const float* global_amax) {
+// The device or host arrays a problem's descriptor points at.
+struct Pointers {
+    const float *ub, *prob, *static_scale, *global_amax;
+    const int32_t *offsets, *counts;
+};
+
+void configure(Desc& d, const Case& c, const Pointers& ptr) {
+    const float *ub = ptr.ub, *prob = ptr.prob, *static_scale = ptr.static_scale, *global_amax = ptr.global_amax;
     d.i32(FQ_QUANT_DESC_ACTIVATION, c.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, c.gate).i32(FQ_QUANT_DESC_GATE_ORDER, c.order)
         .i32(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, c.block).i32(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, c.rounding)
         .i32(FQ_QUANT_DESC_SCHEME, c.scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out)
@@ -83,6 +96,42 @@ void configure(Desc& d, const Case& c, const float* ub, const float* prob, const
     if (c.qmax) d.f32(FQ_QUANT_DESC_QMAX, c.out == FQ_TYPE_INT8 ? 100.0f : 200.0f);
     if (c.min_scale) d.f32(FQ_QUANT_DESC_MIN_SCALE, 1e-3f);
     if (c.scheme == FQ_SCHEME_PER_TENSOR_STATIC) d.ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale);
+    if (c.moe != FQ_MOE_LAYOUT_NONE) {
+        d.i32(FQ_QUANT_DESC_MOE_LAYOUT, c.moe).i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, c.experts);
+        if (c.moe == FQ_MOE_LAYOUT_CONTIGUOUS) d.ptr(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, ptr.offsets);
+        if (c.moe == FQ_MOE_LAYOUT_MASKED || c.slot_counts) d.ptr(FQ_QUANT_DESC_MOE_COUNTS_POINTER, ptr.counts);
+    }
+    if (c.outputs != FQ_OUTPUT_ROWWISE) {
+        d.i32(FQ_QUANT_DESC_OUTPUTS, c.outputs).i32(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, c.transpose);
+        if (!microscaling(c)) d.i32(FQ_QUANT_DESC_COLUMNWISE_BLOCK, c.col_block);
+    }
+}
+
+// Random expert row ranges, skewed, some experts empty: CONTIGUOUS offsets (non-decreasing, not aligned to
+// any block, some rows before the first and after the last expert) and slot counts; MASKED counts (some
+// past max_m, some negative: the library clamps them).
+void random_moe(std::mt19937& rng, const Case& c, std::vector<int32_t>& offsets, std::vector<int32_t>& counts) {
+    offsets.assign(size_t(c.experts + 1), 0);
+    counts.assign(size_t(c.experts), 0);
+    if (c.moe == FQ_MOE_LAYOUT_NONE) return;
+    std::uniform_int_distribution<int> pick(0, 99);
+    if (c.moe == FQ_MOE_LAYOUT_MASKED) {
+        const int32_t max_m = int32_t(c.rows / c.experts);
+        for (int32_t& n : counts) {
+            const int r = pick(rng);
+            n = r < 20 ? 0 : r < 30 ? max_m : r < 35 ? max_m + 5 : r < 38 ? -3 : int32_t(pick(rng) * max_m / 100);
+        }
+        return;
+    }
+    std::vector<int32_t> cuts(size_t(c.experts + 1));
+    for (int32_t& x : cuts) x = int32_t(std::uniform_int_distribution<int64_t>(0, c.rows)(rng));
+    std::sort(cuts.begin(), cuts.end());
+    if (pick(rng) < 50) cuts.front() = 0, cuts.back() = int32_t(c.rows);
+    offsets = cuts;
+    for (size_t e = 0; e < counts.size(); ++e) {
+        const int32_t slot = offsets[e + 1] - offsets[e];
+        counts[e] = pick(rng) < 30 ? slot : int32_t(std::uniform_int_distribution<int32_t>(0, slot)(rng));
+    }
 }
 
 struct Tally {
@@ -98,41 +147,66 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
     std::vector<float> prob(size_t(std::max<int64_t>(c.rows, 1)));
     std::uniform_real_distribution<float> u01(0.0f, 1.0f);
     for (float& p : prob) p = u01(rng);
-    const float ub_h = 0.05f, static_h = 0.125f, global_h = c.rows % 2 ? 37.5f : 0.0f;
+    // Per-expert tensor scalars (one without MoE); a global amax of 0 checks NVFP4's fallback.
+    const size_t n_experts = size_t(std::max(c.experts, 1));
+    std::vector<float> static_h(n_experts), global_h(n_experts);
+    for (size_t e = 0; e < n_experts; ++e) {
+        static_h[e] = 0.125f * float(e + 1);
+        global_h[e] = (c.rows + int64_t(e)) % 2 ? 37.5f * float(e + 1) : 0.0f;
+    }
+    const float ub_h = 0.05f;
+    std::vector<int32_t> offsets, counts;
+    random_moe(rng, c, offsets, counts);
 
-    // Host reference.
+    // Host reference. Outputs and their scale buffers poisoned alike on both sides: bytes a backend must
+    // not touch (rows no expert owns, blocks with no valid row) compare equal only if both left them.
     Desc dh;
-    configure(dh, c, &ub_h, prob.data(), &static_h, &global_h);
-    const size_t sbytes = scale_bytes(dh, c.rows, c.cols);
+    configure(dh, c, {&ub_h, prob.data(), static_h.data(), global_h.data(), offsets.data(), counts.data()});
+    const bool rowwise = c.outputs & FQ_OUTPUT_ROWWISE, columnwise = c.outputs & FQ_OUTPUT_COLUMNWISE;
+    const size_t sbytes = rowwise ? scale_bytes(dh, c.rows, c.cols) : 0;
+    size_t col_sbytes = 0;
+    if (columnwise) REQUIRE(fqGetScaleBufferSize(dh.d, c.rows, c.cols, FQ_OUTPUT_COLUMNWISE, &col_sbytes) == 0);
+    const size_t out_bytes = size_t(c.rows * c.cols);
     Handle host;
     Layout li(c.in_type, c.rows, in_cols, ld), lo(c.out, c.rows, c.cols, c.cols);
-    std::vector<uint8_t> want_out(size_t(c.rows * c.cols), 0xAB), want_scales(sbytes, 0xAB);
-    REQUIRE_MESSAGE(fqQuantize(host.h, dh.d, li.l, input.data() + c.misalign, lo.l, want_out.data(), want_scales.data(),
-                               sbytes, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS,
+    std::vector<uint8_t> want_out(out_bytes, 0xAB), want_scales(sbytes, 0xAB);
+    std::vector<uint8_t> want_col(columnwise ? out_bytes : 0, 0xAB), want_col_scales(col_sbytes, 0xAB);
+    if (columnwise)
+        dh.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, want_col.data())
+            .ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_sbytes ? want_col_scales.data() : nullptr);
+    REQUIRE_MESSAGE(fqQuantize(host.h, dh.d, li.l, input.data() + c.misalign, lo.l, rowwise ? want_out.data() : nullptr,
+                               sbytes ? want_scales.data() : nullptr, sbytes, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS,
                     std::string(fqGetLastErrorMessage()));
 
     // Device copies of everything the descriptor points at.
     DeviceBuffer<uint16_t> d_in(input.size());
     d_in.upload(input);
-    DeviceBuffer<float> d_prob(prob.size()), d_ub(1), d_static(1), d_global(1), d_workspace(4);
+    DeviceBuffer<float> d_prob(prob.size()), d_ub(1), d_static(n_experts), d_global(n_experts), d_workspace(4 * n_experts);
+    DeviceBuffer<int32_t> d_offsets(offsets.size()), d_counts(std::max<size_t>(counts.size(), 1));
     d_prob.upload(prob);
     d_ub.upload({ub_h});
-    d_static.upload({static_h});
-    d_global.upload({global_h});
+    d_static.upload(static_h);
+    d_global.upload(global_h);
+    d_offsets.upload(offsets);
+    if (!counts.empty()) d_counts.upload(counts);
     Desc dd;
-    configure(dd, c, d_ub.p, d_prob.p, d_static.p, d_global.p);
+    configure(dd, c, {d_ub.p, d_prob.p, d_static.p, d_global.p, d_offsets.p, d_counts.p});
 
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
     for (int32_t v = -1; v < n; ++v) {  // -1: the dispatcher's own choice
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
-        DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes);
-        CUDA_OK(cudaMemset(d_out.p, 0xAB, std::max<size_t>(want_out.size(), 1)));  // poison
-        CUDA_OK(cudaMemset(d_scales.p, 0xAB, std::max<size_t>(sbytes, 1)));
-        size_t workspace = 0;  // NVFP4 without a global amax reduces it in 4 bytes of workspace
-        if (fqGetWorkspaceSize(gpu, dd.d, li.l, lo.l, &workspace) == FQ_STATUS_SUCCESS) REQUIRE(workspace <= 16);
-        const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, d_out.p, d_scales.p, sbytes,
-                                        workspace ? d_workspace.p : nullptr, workspace, nullptr);
+        DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes), d_col(want_col.size()), d_col_scales(col_sbytes);
+        for (auto* b : {&d_out, &d_scales, &d_col, &d_col_scales})  // poison
+            CUDA_OK(cudaMemset(b->p, 0xAB, std::max<size_t>(b->n, 1)));
+        if (columnwise)
+            dd.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, d_col.p)
+                .ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_sbytes ? d_col_scales.p : nullptr);
+        size_t workspace = 0;  // NVFP4 without a global amax reduces it in 4 bytes per expert of workspace
+        if (fqGetWorkspaceSize(gpu, dd.d, li.l, lo.l, &workspace) == FQ_STATUS_SUCCESS) REQUIRE(workspace <= 4 * n_experts);
+        const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, rowwise ? d_out.p : nullptr,
+                                        sbytes ? d_scales.p : nullptr, sbytes, workspace ? d_workspace.p : nullptr,
+                                        workspace, nullptr);
         if (s == FQ_STATUS_NOT_SUPPORTED && v >= 0) {
             ++tally.refused;
             continue;
@@ -151,6 +225,15 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         CHECK_MESSAGE(bad == 0, bad, " value bytes differ; first at ", first, ": got ", int(got_out[first]), " want ",
                       int(want_out[first]));
         CHECK_MESSAGE(got_scales == want_scales, "scale bytes differ");
+        if (columnwise) {
+            const std::vector<uint8_t> got_col = d_col.download(), got_col_scales = d_col_scales.download();
+            bad = 0;
+            for (size_t i = 0; i < got_col.size(); ++i)
+                if (got_col[i] != want_col[i] && bad++ == 0) first = i;
+            CHECK_MESSAGE(bad == 0, bad, " columnwise value bytes differ; first at ", first, ": got ", int(got_col[first]),
+                          " want ", int(want_col[first]));
+            CHECK_MESSAGE(got_col_scales == want_col_scales, "columnwise scale bytes differ");
+        }
     }
     int32_t automatic = -1;
     fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &automatic, 4);
@@ -190,6 +273,17 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.scheme = FQ_SCHEME_MXFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
     { Case c; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 33; cases.push_back(c); }
     { Case c; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.global_amax = 1; c.cols = 96; cases.push_back(c); }
+    // MoE layouts and columnwise outputs (issue 5).
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 4; c.rows = 4 * 33; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 5; c.rows = 200; c.slot_counts = true; c.scheme = FQ_SCHEME_MXFP8;
+      c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.outputs = 3; c.col_block = 128; c.transpose = 1; c.rows = 130; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR; cases.push_back(c); }
+    { Case c; c.outputs = 2; c.col_block = 32; c.rows = 70; c.cols = 200; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 3; c.rows = 3 * 40; c.outputs = 3; c.transpose = 1;
+      c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 3; c.rows = 50; c.outputs = 3;
+      c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; cases.push_back(c); }
+    { Case c; c.outputs = 3; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 33; c.cols = 1000; cases.push_back(c); }
 
     // Then a random sample of the whole space.
     auto one = [&](std::initializer_list<int32_t> xs) {
@@ -229,6 +323,21 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
                                                             : one({8, 32, 64, 96, 128, 136, 192, 200, 1024, 1032, 2056});
         c.in_pad = one({0, 0, 8, 5});
         c.misalign = one({0, 0, 0, 1});
+        const int kind = one({0, 0, 1, 2, 3});  // plain, MoE rowwise, columnwise, MoE + columnwise
+        if (kind == 1 || kind == 3) {
+            c.moe = one({FQ_MOE_LAYOUT_CONTIGUOUS, FQ_MOE_LAYOUT_MASKED});
+            c.experts = one({1, 3, 8});
+            if (c.moe == FQ_MOE_LAYOUT_MASKED) c.rows = c.experts * one({1, 2, 7, 16, 33, 40});
+            else c.rows = one({5, 33, 130, 200}), c.slot_counts = one({0, 1});
+        }
+        if (kind >= 2) {
+            c.outputs = one({FQ_OUTPUT_COLUMNWISE, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE});
+            c.col_block = one({32, 128});
+            c.transpose = one({0, 1});
+            const bool masked = c.moe == FQ_MOE_LAYOUT_MASKED;
+            const int64_t run = masked ? c.rows / c.experts : c.rows;
+            if (c.out == FQ_TYPE_FP4_E2M1 && c.transpose && run % 2) c.rows = masked ? (run + 1) * c.experts : run + 1;
+        }
         cases.push_back(c);
     }
     for (const Case& c : cases) check_case(gpu.h, c, rng, tally);

@@ -26,7 +26,7 @@ struct ScaleGeometry {
     int64_t bytes = 0;                         // the whole buffer
 };
 
-inline int64_t scale_type_bytes(DType t) { return t == DType::Fp32 ? 4 : 1; }
+FQ_HD int64_t scale_type_bytes(DType t) { return t == DType::Fp32 ? 4 : 1; }
 
 // Geometry for `rows` x `groups` logical scales of element type `type` in `layout`.
 inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups) {

@@ -53,7 +53,8 @@ fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, co
 }
 
 size_t workspace_bytes(const OpConfig& c, Backend b) {
-    return b == Backend::Cuda && c.scheme == Scheme::Nvfp4 && !c.global_amax ? sizeof(float) : 0;
+    // One word per expert (one without a MoE layout).
+    return b == Backend::Cuda && c.scheme == Scheme::Nvfp4 && !c.global_amax ? sizeof(float) * size_t(c.experts()) : 0;
 }
 
 }  // namespace fq

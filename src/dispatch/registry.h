@@ -40,8 +40,8 @@ struct Variant {
 // Every variant of every compiled backend, in selection order.
 const std::vector<Variant>& variant_table();
 
-// Workspace a call needs: 4 bytes on CUDA for NVFP4 without the caller's global amax (the tensor amax is
-// reduced there, and left there for the caller); 0 otherwise.
+// Workspace a call needs: on CUDA for NVFP4 without the caller's global amax, 4 bytes per expert (one
+// without a MoE layout): the tensor amax is reduced there, and left there for the caller; 0 otherwise.
 size_t workspace_bytes(const OpConfig& c, Backend b);
 
 // The variants of one backend (and, for CUDA, one architecture), in selection order.

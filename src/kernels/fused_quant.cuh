@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "../api/error.h"
+#include "../common/moe.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
 #include "silu_fast.cuh"
@@ -68,7 +69,65 @@ struct Params {
     const float* global_amax;  // NVFP4: the caller's global amax (NULL: *amax_bits)
     int64_t scale_cols_padded;  // scale columns a row's padding runs to (packed: 4 per word)
     bool hardware_exp;    // benchmark-only: SiLU with the MUFU exponential (breaks SPEC §0 on purpose)
+
+    // MoE (SPEC §5, docs/moe.md): which expert owns a row, read from the caller's device arrays and
+    // clamped by the rules of src/common/moe.h. Without a MoE layout every row is expert 0's.
+    MoeLayout moe;
+    int experts;                  // 1 without a MoE layout
+    int64_t expert_rows;          // MASKED: max_m
+    const int32_t* moe_offsets;   // CONTIGUOUS: E + 1 row offsets
+    const int32_t* moe_counts;    // MASKED: E counts; CONTIGUOUS: optional valid rows per slot
+    int64_t scale_block_bytes;    // MASKED row scales: bytes between experts' blocks (0 otherwise)
+    int64_t scale_blocks;         // row-scale blocks whose padding rows are zeroed (MASKED: E, else 1)
+
+    // Columnwise output (src/kernels/columnwise.cuh): blocks of col_block rows down each column.
+    uint8_t* col_out;
+    uint8_t* col_scales;
+    ScaleGeometry col_sg;         // one block: H x ceil(run / col_block) logical scales
+    int col_block;
+    bool col_transpose;
+    bool rowwise;                 // the rowwise output is asked for (the columnwise kernel may write both)
 };
+
+// ---- Which expert owns a row (SPEC §5) ---------------------------------------------------------------
+struct RowOwner {
+    int expert;           // -1: no expert owns the row; it is neither read nor written
+    int64_t scale_row;    // the row's index in its scale block (MASKED: within the expert)
+    uint8_t* scales;      // its row-scale block
+};
+
+__device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
+    if (p.moe == MoeLayout::Masked) {
+        const int64_t e = r / p.expert_rows;
+        const RowRange range = masked_rows(p.moe_counts, e, p.expert_rows);
+        const int64_t i = r - range.first;
+        return {i < range.count ? int(e) : -1, i, p.scales + e * p.scale_block_bytes};
+    }
+    if (p.moe == MoeLayout::Contiguous) {
+        // The last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
+        // decreasing ones the owner of a row claimed twice is unspecified, and nothing is touched outside
+        // the buffers either way).
+        int lo = 0, hi = p.experts;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            if (clamp_rows(p.moe_offsets[mid], 0, p.rows) <= r) lo = mid;
+            else hi = mid;
+        }
+        const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
+        const bool owned = r >= range.first && r < range.first + range.count;
+        return {owned ? lo : -1, r, p.scales};
+    }
+    return {0, r, p.scales};
+}
+
+// Padding row v of all row-scale blocks (v < scale_blocks x padded rows past the logical ones): its block
+// and its row in the block.
+// 32-bit division: a block pads at most 127 rows and refuse_common bounds the total (a 64-bit division here
+// costs the whole kernel registers).
+__device__ __forceinline__ RowOwner padding_row(const Params& p, int64_t v) {
+    const int per_block = int(p.sg.padded_rows - p.sg.rows), i = int(v);
+    return {0, p.sg.rows + i % per_block, p.scales + int64_t(i / per_block) * p.sg.bytes};
+}
 
 // ---- Programmatic dependent launch (sm_90+; no-ops when launched without the attribute) ----------
 __device__ __forceinline__ void wait_for_producer() {
@@ -268,17 +327,17 @@ __device__ __forceinline__ void store8(uint8_t* dst, uint2 w, int valid) {
     }
 }
 
-__device__ __forceinline__ void store_scale(const Params& p, int64_t m, int64_t k, float s) {
-    uint8_t* dst = p.scales + scale_offset(p.sg, m, k);
-    if (p.sg.type == DType::E8M0) *dst = e8m0_of_pow2(s);
+__device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* block, int64_t m, int64_t k, float s) {
+    uint8_t* dst = block + scale_offset(g, m, k);
+    if (g.type == DType::E8M0) *dst = e8m0_of_pow2(s);
     else *reinterpret_cast<float*>(dst) = s;
 }
 
 // The layout's column padding of row m (SWIZZLED_128X4 pads to 4 columns, PACKED_UE8M0 to 4 per word):
 // zero, written by the thread that writes the row's last scale. Only byte scales have column padding.
-__device__ __forceinline__ void zero_scale_padding(const Params& p, int64_t m, int64_t k) {
+__device__ __forceinline__ void zero_scale_padding(const Params& p, uint8_t* block, int64_t m, int64_t k) {
     if (k != p.sg.cols - 1) return;
-    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) p.scales[scale_offset(p.sg, m, c)] = 0;
+    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[scale_offset(p.sg, m, c)] = 0;
 }
 
 __device__ __forceinline__ float upper_bound(const Params& p) {
@@ -293,12 +352,13 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 }
 
 // ---- Skeleton 1: per-group (and per-tensor); tiles of one row x 1024 outputs ----------------------------
-// kPlain: FP32 intermediates and the portable exp, decided at launch, so the kernel carries no code for
-// the other rounding modes (fewer registers, more resident warps).
+// kPlain: FP32 intermediates, the portable exp and no MoE layout, decided at launch, so the kernel carries
+// no code for the other rounding modes and row owners (fewer registers, more resident warps).
 
 // ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
-__device__ __forceinline__ float nvfp4_s_enc(const Params& p) {
-    return nvfp4_encode_scale(p.global_amax ? *p.global_amax : __uint_as_float(*p.amax_bits));
+// NVFP4's S_enc of expert e (SPEC §3.3): from the caller's global amax, or the one tensor_amax reduced.
+__device__ __forceinline__ float nvfp4_s_enc(const Params& p, int e) {
+    return nvfp4_encode_scale(p.global_amax ? p.global_amax[e] : __uint_as_float(p.amax_bits[e]));
 }
 
 // One block scale from the group amax `a` (already reduced over the group's lanes), and the elements'
@@ -345,25 +405,24 @@ __device__ __forceinline__ float group_amax(const Params& p, const float y[8], i
 
 __device__ __forceinline__ bool group_leader(const Params& p) { return (threadIdx.x & (p.lanes_per_group - 1)) == 0; }
 
-// Everything of one tile of a valid row after its inputs are in registers: activation, group amax, scale,
-// values. kMx: the microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc),
-// else the fp32-scale schemes; a template parameter so that neither kernel carries the other's registers.
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
-__device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0, int valid, const Raw8& raw,
-                                              float tensor_scale, float scale_bound) {
-    const bool col_ok = j0 < p.cols;
-    float y[8];
-    if (col_ok) activate8<S, kPlain>(p, raw, m, y);
-    const bool leader = group_leader(p) && col_ok;
+// Everything of one tile of a row after its 8 outputs y are activated: group amax, scale, values.
+// `active`: this lane has outputs (its columns exist and its row is owned); every lane of the warp calls
+// this, as the group amax is a warp shuffle. kMx: the microscaling schemes (E8M0 / E4M3 block scales;
+// tensor_scale holds NVFP4's S_enc), else the fp32-scale schemes; a template parameter so that neither
+// kernel carries the other's registers.
+template <bool kVec, bool kHwCvt, bool kMx>
+__device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, int j0, int valid,
+                                                   const float y[8], bool active, float tensor_scale, float scale_bound) {
+    const bool leader = group_leader(p) && active;
+    const int64_t k = j0 >> p.group_shift;
     if constexpr (kMx) {
         float mul;
-        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, col_ok), tensor_scale, mul);
+        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, active), tensor_scale, mul);
         if (leader) {
-            const int64_t k = j0 >> p.group_shift;
-            p.scales[scale_offset(p.sg, m, k)] = sbyte;
-            zero_scale_padding(p, m, k);
+            o.scales[scale_offset(p.sg, o.scale_row, k)] = sbyte;
+            zero_scale_padding(p, o.scales, o.scale_row, k);
         }
-        if (col_ok) {
+        if (active) {
             float v[8];
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = y[i] * mul;
@@ -372,36 +431,44 @@ __device__ __forceinline__ void quantize_tile(const Params& p, int64_t m, int j0
     } else {
         float s = tensor_scale;
         if (!is_per_tensor(p.scheme)) {
-            s = group_scale(group_amax(p, y, valid, col_ok), scale_bound, p.quant);
+            s = group_scale(group_amax(p, y, valid, active), scale_bound, p.quant);
             if (leader) {
-                store_scale(p, m, j0 >> p.group_shift, s);
-                zero_scale_padding(p, m, j0 >> p.group_shift);
+                store_scale(p.sg, o.scales, o.scale_row, k, s);
+                zero_scale_padding(p, o.scales, o.scale_row, k);
             }
         }
-        if (col_ok) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
+        if (active) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
     }
 }
 
-// Scale slot (m, k) of a padding row (m >= rows) written as zero, and the row's column padding with it.
+// Scale slot (m, k) of a padding row (past the block's logical rows) written as zero, and the row's column
+// padding with it.
 template <bool kMx>
-__device__ __forceinline__ void zero_scale_slot(const Params& p, int64_t m, int64_t k) {
-    if (kMx) p.scales[scale_offset(p.sg, m, k)] = 0;
-    else store_scale(p, m, k, 0.0f);
-    zero_scale_padding(p, m, k);
+__device__ __forceinline__ void zero_scale_slot(const Params& p, const RowOwner& o, int64_t k) {
+    if (kMx) o.scales[scale_offset(p.sg, o.scale_row, k)] = 0;
+    else store_scale(p.sg, o.scales, o.scale_row, k, 0.0f);
+    zero_scale_padding(p, o.scales, o.scale_row, k);
 }
 
-// The scale every group of the tensor shares (per-tensor schemes), or NVFP4's S_enc.
-__device__ __forceinline__ float tensor_scale_of(const Params& p) {
-    if (p.scheme == Scheme::Nvfp4) return nvfp4_s_enc(p);
-    if (p.scheme == Scheme::PerTensorStatic) return *p.static_scale;
-    if (p.scheme == Scheme::PerTensorDynamic) return group_scale(__uint_as_float(*p.amax_bits), upper_bound(p), p.quant);
+// The scale every group of expert e's rows shares (per-tensor schemes), or NVFP4's S_enc of expert e.
+__device__ __forceinline__ float tensor_scale_of(const Params& p, int e) {
+    if (p.scheme == Scheme::Nvfp4) return nvfp4_s_enc(p, e);
+    if (p.scheme == Scheme::PerTensorStatic) return p.static_scale[e];
+    if (p.scheme == Scheme::PerTensorDynamic) return group_scale(__uint_as_float(p.amax_bits[e]), upper_bound(p), p.quant);
     return 0.0f;
 }
 
-// Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores. Blocks past
-// the last row write the scale layout's padding rows (zeros), kPadRowsPerBlock rows each: a swizzled
-// layout pads one row to 128, which would otherwise be 127 blocks per column tile at T = 1.
+// Padding rows of all row-scale blocks, in blocks of this many rows per CUDA block: a swizzled layout pads
+// one row to 128, which would otherwise be 127 blocks per column tile at T = 1.
 constexpr int64_t kPadRowsPerBlock = 16;
+
+__host__ __device__ inline int64_t padding_rows_total(const Params& p) {
+    return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
+}
+
+// Block (m, t) runs column tile t of row m: each thread loads its inputs, computes, stores; a row no
+// expert owns is skipped whole. Blocks past the last row write the scale layouts' padding rows (zeros),
+// kPadRowsPerBlock rows each.
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread: measured on the H100,
 // resident warps set the speed of this kernel more than its instruction count (docs/perf.md).
 #ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
@@ -410,28 +477,39 @@ constexpr int64_t kPadRowsPerBlock = 16;
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
-__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p, int64_t grid_rows) {
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     wait_for_producer();
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t m = blockIdx.x;
     if (m < p.rows) {
+        // The plain kernel serves problems without a MoE layout only: the owner's registers would cost it
+        // resident warps (spills under the 40-register cap).
+        const RowOwner o = kPlain ? RowOwner{0, m, p.scales} : row_owner(p, m);
+        if (o.expert < 0) {
+            let_consumer_start();
+            return;
+        }
+        const bool col_ok = j0 < p.cols;
         Raw8 raw;
-        if (j0 < p.cols) raw = load_raw<S, kVec>(p, m, j0);
+        if (col_ok) raw = load_raw<S, kVec>(p, m, j0);
         let_consumer_start();
-        const int valid = j0 < p.cols ? outputs_at<kVec>(p, j0) : 0;
-        quantize_tile<S, kVec, kHwCvt, kPlain, kMx>(p, m, j0, valid, raw, tensor_scale_of(p), upper_bound(p));
+        const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
+        float y[8];
+        if (col_ok) activate8<S, kPlain>(p, raw, m, y);
+        quantize_activated<kVec, kHwCvt, kMx>(p, o, m, j0, valid, y, col_ok, tensor_scale_of(p, o.expert),
+                                              upper_bound(p));
         return;
     }
     let_consumer_start();
     // Padding rows [first, last) x this column tile's groups, spread over the block's threads.
-    if (is_per_tensor(p.scheme)) return;
-    const int64_t first = p.rows + (m - p.rows) * kPadRowsPerBlock;
-    const int64_t last = first + kPadRowsPerBlock < grid_rows ? first + kPadRowsPerBlock : grid_rows;
+    const int64_t first = (m - p.rows) * kPadRowsPerBlock;
+    const int64_t total = padding_rows_total(p);
+    const int64_t last = first + kPadRowsPerBlock < total ? first + kPadRowsPerBlock : total;
     const int64_t k0 = (int64_t(blockIdx.y) * kThreads * 8) >> p.group_shift;
     const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 256 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
-        zero_scale_slot<kMx>(p, first + i / groups, k0 + i % groups);
+        zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -440,9 +518,11 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     wait_for_producer();
     const int64_t m = blockIdx.x;
     if (m >= p.rows) {  // padding rows of a column-major TMA or swizzled scale layout
-        if (threadIdx.x == 0) zero_scale_slot<false>(p, m, 0);
+        if (threadIdx.x == 0) zero_scale_slot<false>(p, padding_row(p, m - p.rows), 0);
         return;
     }
+    const RowOwner o = row_owner(p, m);
+    if (o.expert < 0) return;
     constexpr int kStride = kTokenThreads * 8;
     float a = 0.0f;
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {
@@ -459,8 +539,8 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
     if (threadIdx.x == 0) {
-        store_scale(p, m, 0, s);
-        zero_scale_padding(p, m, 0);
+        store_scale(p.sg, o.scales, o.scale_row, 0, s);
+        zero_scale_padding(p, o.scales, o.scale_row, 0);
     }
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
         float y[8];
@@ -476,6 +556,8 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
     const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t m = blockIdx.x;
+    const int e = row_owner(p, m).expert;  // the same for the whole block
+    if (e < 0) return;
     float a = 0.0f;
     if (j0 < p.cols) {
         float y[8];
@@ -494,25 +576,27 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     // order like their bit patterns, so an unsigned max is a float max; the plain read may be stale,
     // which only costs an atomic.
     const unsigned bits = __float_as_uint(a);
-    if (a > 0.0f && bits > *reinterpret_cast<volatile unsigned*>(p.amax_bits)) atomicMax(p.amax_bits, bits);
+    if (a > 0.0f && bits > *reinterpret_cast<volatile unsigned*>(p.amax_bits + e)) atomicMax(p.amax_bits + e, bits);
 }
 
-// Step 3 of per-tensor dynamic: the amax word becomes the scale (step 2, group_quant, read the amax).
+// Step 3 of per-tensor dynamic: each expert's amax word becomes its scale (step 2, the quantize kernel,
+// read the amax); the columnwise scale buffer gets the same scales.
 __global__ void finalize_tensor_scale(const Params p);
 
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
 fqStatus_t launch_error(cudaError_t e);
-fqStatus_t prepare_tensor_amax(const LaunchArgs& a, unsigned* amax_word);
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
 template <class Kernel, class... Extra>
-fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p,
-                  Extra... extra) {
+fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const LaunchArgs& a, bool pdl_capable,
+                       const Params& p, Extra... extra) {
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = static_cast<cudaStream_t>(a.stream);
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -523,6 +607,12 @@ fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, boo
     }
     const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p, extra...);
     return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
+}
+
+template <class Kernel, class... Extra>
+fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p,
+                  Extra... extra) {
+    return launch_smem(kernel, grid, block, 0, a, pdl_capable, p, extra...);
 }
 
 // Calls f(Shape<kAct, in, gate>{}) for the problem's input type and gate arrangement.
@@ -541,11 +631,10 @@ fqStatus_t with_shape(const OpConfig& c, F&& f) {
 }
 
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
-fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles, int64_t grid_rows) {
-    if (grid_rows == 0) return FQ_STATUS_SUCCESS;
-    const int64_t blocks = p.rows + ceil_div(grid_rows - p.rows, kPadRowsPerBlock);
+fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p, unsigned col_tiles) {
+    const int64_t blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), col_tiles), dim3(kThreads), a, kPdl,
-                  p, grid_rows);
+                  p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp>
@@ -554,12 +643,11 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
-    const int64_t grid_rows = std::max(c.rows, is_per_tensor(c.scheme) ? 0 : c.scales.padded_rows);
-    const bool plain = c.rounding == Rounding::Fp32 && !kHardwareExp;
+    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !kHardwareExp;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
-            FQ_TRY(prepare_tensor_amax(a, p.amax_bits));
+            FQ_TRY(prepare_tensor_amax(a, p));
             const auto amax_kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
             FQ_TRY(launch(amax_kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
         }
@@ -568,7 +656,7 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
                                               : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
                                         : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
                                               : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
-        FQ_TRY(launch_quant(a, p, col_tiles, grid_rows));
+        FQ_TRY(launch_quant(a, p, col_tiles));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
     });
@@ -577,7 +665,7 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token_for(const LaunchArgs& a) {
     const Params p = make_params(a);
-    const int64_t rows = std::max(a.cfg.rows, a.cfg.scales.padded_rows);
+    const int64_t rows = a.cfg.rows + padding_rows_total(p);
     return with_shape<kAct>(a.cfg, [&](auto shape) {
         using S = decltype(shape);
         return launch(token_quant<S, kVec, kHwCvt>, dim3(unsigned(rows)), dim3(kTokenThreads), a, kPdl, p);

@@ -1,11 +1,13 @@
 // The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
-#include "fused_quant.cuh"
+#include "columnwise.cuh"
 
 namespace fq::cuda {
 
 // The kernels of each activation are instantiated in their own translation unit.
 #define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
-#define FQ_DECLARE_FOR(ACT) FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
+#define FQ_DECLARE_FOR(ACT)                        \
+    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT) \
+    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
 FQ_DECLARE_FOR(Act::Identity)
 FQ_DECLARE_FOR(Act::Silu)
 FQ_DECLARE_FOR(Act::GeluErf)
@@ -15,8 +17,47 @@ FQ_DECLARE_FOR(Act::ReluSquared)
 FQ_DECLARE_FOR(Act::SwigluOai)
 
 __global__ void finalize_tensor_scale(const Params p) {
-    const float amax = __uint_as_float(*p.amax_bits);
-    *reinterpret_cast<float*>(p.scales) = group_scale(amax, upper_bound(p), p.quant);
+    for (int e = int(threadIdx.x); e < p.experts; e += int(blockDim.x)) {
+        const float s = group_scale(__uint_as_float(p.amax_bits[e]), upper_bound(p), p.quant);
+        if (p.rowwise) reinterpret_cast<float*>(p.scales)[e] = s;
+        if (p.col_scales) reinterpret_cast<float*>(p.col_scales)[e] = s;
+    }
+}
+
+__global__ void zero_scale_padding_kernel(ScaleGeometry g, uint8_t* base, int64_t blocks, int64_t cols_padded,
+                                          bool rows_only) {
+    // Slots of one block: rows [g.rows, padded_rows) x every column, then (unless rows_only) rows [0, g.rows)
+    // x columns [g.cols, cols_padded).
+    const int64_t below = (g.padded_rows - g.rows) * cols_padded;
+    const int64_t beside = rows_only ? 0 : g.rows * (cols_padded - g.cols);
+    const int64_t per_block = below + beside;
+    const int64_t bytes = scale_type_bytes(g.type);
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < blocks * per_block;
+         i += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t blk = i / per_block, j = i % per_block;
+        int64_t m, k;
+        if (j < below) {
+            m = g.rows + j / cols_padded;
+            k = j % cols_padded;
+        } else {
+            m = (j - below) / (cols_padded - g.cols);
+            k = g.cols + (j - below) % (cols_padded - g.cols);
+        }
+        uint8_t* dst = base + blk * g.bytes + scale_offset(g, m, k);
+        for (int64_t byte = 0; byte < bytes; ++byte) dst[byte] = 0;
+    }
+}
+
+fqStatus_t launch_zero_scale_padding(const LaunchArgs& a, const ScaleGeometry& g, uint8_t* base, int64_t blocks,
+                                     bool rows_only) {
+    const int64_t cols_padded = g.layout == ScaleLayout::PackedUe8m0 ? 4 * g.padded_cols : g.padded_cols;
+    const int64_t slots = blocks * ((g.padded_rows - g.rows) * cols_padded + (rows_only ? 0 : g.rows * (cols_padded - g.cols)));
+    if (slots <= 0 || !base) return FQ_STATUS_SUCCESS;
+    const unsigned grid = unsigned(std::min<int64_t>(ceil_div(slots, 256), 1024));
+    zero_scale_padding_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(a.stream)>>>(g, base, blocks, cols_padded,
+                                                                                      rows_only);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
 }
 
 Params make_params(const LaunchArgs& a) {
@@ -46,9 +87,30 @@ Params make_params(const LaunchArgs& a) {
     p.scale_ub = c.scale_ub;
     // The tensor amax accumulates in the scale slot (per-tensor dynamic) or, for NVFP4 without the caller's
     // global amax, in the workspace (fqGetWorkspaceSize), where the caller finds it after the call.
-    p.amax_bits = reinterpret_cast<unsigned*>(c.scheme == Scheme::Nvfp4 ? a.workspace : a.scales);
+    // Per expert: the tensor amax accumulates in the scale slots (per-tensor dynamic; the columnwise buffer
+    // when there is no rowwise one) or, for NVFP4 without the caller's global amax, in the workspace
+    // (fqGetWorkspaceSize), where the caller finds it after the call.
+    p.amax_bits = reinterpret_cast<unsigned*>(c.scheme == Scheme::Nvfp4 ? a.workspace
+                                              : c.rowwise()                ? a.scales
+                                                                           : c.col_scales_ptr);
     p.global_amax = c.global_amax;
     p.scale_cols_padded = c.scales.layout == ScaleLayout::PackedUe8m0 ? 4 * c.scales.padded_cols : c.scales.padded_cols;
+    p.moe = c.moe;
+    p.experts = int(c.experts());
+    p.expert_rows = c.expert_rows;
+    p.moe_offsets = c.moe_offsets;
+    p.moe_counts = c.moe_counts;
+    const bool masked = c.moe == MoeLayout::Masked;
+    p.scale_block_bytes = masked && !is_per_tensor(c.scheme) ? c.scales.bytes : 0;
+    p.scale_blocks = masked ? c.num_experts : 1;
+    p.rowwise = c.rowwise();
+    if (c.columnwise()) {
+        p.col_out = static_cast<uint8_t*>(c.col_output);
+        p.col_scales = static_cast<uint8_t*>(c.col_scales_ptr);
+        p.col_sg = c.col_scales;
+        p.col_block = int(c.col_block);
+        p.col_transpose = c.col_transpose;
+    }
     return p;
 }
 
@@ -56,14 +118,15 @@ fqStatus_t launch_error(cudaError_t e) {
     return fail(FQ_STATUS_CUDA_ERROR, "kernel launch failed: {}", cudaGetErrorString(e));
 }
 
-fqStatus_t prepare_tensor_amax(const LaunchArgs& a, unsigned* amax_word) {
-    if (cudaMemsetAsync(amax_word, 0, sizeof(float), static_cast<cudaStream_t>(a.stream)) != cudaSuccess)
+fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p) {  // one word per expert
+    if (cudaMemsetAsync(p.amax_bits, 0, sizeof(float) * size_t(p.experts), static_cast<cudaStream_t>(a.stream)) !=
+        cudaSuccess)
         return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor amax failed");
     return FQ_STATUS_SUCCESS;
 }
 
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p) {
-    return launch(finalize_tensor_scale, dim3(1), dim3(1), a, pdl, p);
+    return launch(finalize_tensor_scale, dim3(1), dim3(256), a, pdl, p);
 }
 
 // Calls f(std::integral_constant<Act, A>{}) for the problem's activation.
@@ -93,14 +156,23 @@ fqStatus_t run_token(const LaunchArgs& a) {
     return with_activation(a.cfg.act, [&](auto act) { return run_token_for<act.value, kVec, kHwCvt, kPdl>(a); });
 }
 
+template <bool kVec, bool kHwCvt, bool kPdl>
+fqStatus_t run_columnwise(const LaunchArgs& a) {
+    return with_activation(a.cfg.act, [&](auto act) { return run_columnwise_for<act.value, kVec, kHwCvt, kPdl>(a); });
+}
+
 // ---- Which problems a CUDA variant runs ---------------------------------------------------------------
 std::string refuse_common(const OpConfig& c) {
     if (c.scheme == Scheme::Block2D) return fmt::format("scheme {} is not run by the row kernels", name(c.scheme));
-    if (c.moe != MoeLayout::None) return "MoE layouts have no CUDA kernel in this version";
-    if (c.outputs != kOutputRowwise) return "columnwise outputs have no CUDA kernel in this version";
-    if (c.rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kThreads) * 8) > 65535)
+    if (c.rows + c.scale_batch * c.scales.padded_rows > int64_t(INT32_MAX) || ceil_div(c.cols, int64_t(kThreads) * 8) > 65535)
         return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return {};
+}
+
+// The row kernels (group_quant, token_quant) write the rowwise output only.
+std::string refuse_rowwise_only(const OpConfig& c) {
+    if (c.columnwise()) return "a columnwise output runs in the .columnwise variants";
+    return refuse_common(c);
 }
 
 bool vector_io_ok(const OpConfig& c) {
@@ -112,7 +184,7 @@ std::string refuse_group(const OpConfig& c) {
     if (c.scheme == Scheme::PerToken) return "runs per-group, per-tensor and microscaling schemes";
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
-    return refuse_common(c);
+    return refuse_rowwise_only(c);
 }
 
 std::string refuse_hardware_exp(const OpConfig& c) {
@@ -126,6 +198,18 @@ std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    return refuse_rowwise_only(c);
+}
+
+template <bool kVec>
+std::string refuse_columnwise(const OpConfig& c) {
+    if (!c.columnwise()) return "runs problems with a columnwise output";
+    if (kVec && !vector_io_ok(c))
+        return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
+    if (c.experts() * ceil_div(run_rows, c.col_block) > int64_t(INT32_MAX) ||
+        ceil_div(c.cols, int64_t(kColTileCols)) > 65535)
+        return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return refuse_common(c);
 }
 
@@ -142,15 +226,21 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
     t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
+    t.push_back({"sm90.columnwise", "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_columnwise<true>, run_columnwise<true, true, true>});
+    t.push_back({"sm90.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 90, kAny, refuse_columnwise<false>, run_columnwise<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
     t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
     t.push_back({"sm89.token.unaligned", "per-token, element IO", Backend::Cuda, 89, kAny, refuse_token<false>, run_token<false, true, false>});
+    t.push_back({"sm89.columnwise", "columnwise output (and rowwise in the same pass), 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_columnwise<true>, run_columnwise<true, true, false>});
+    t.push_back({"sm89.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 89, kAny, refuse_columnwise<false>, run_columnwise<false, true, false>});
     t.push_back({"sm80.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
     t.push_back({"sm80.token", "per-token, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_token<true>, run_token<true, false, false>});
     t.push_back({"sm80.group.unaligned", "per-group, per-tensor and microscaling, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});
     t.push_back({"sm80.token.unaligned", "per-token, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_token<false>, run_token<false, false, false>});
+    t.push_back({"sm80.columnwise", "columnwise output (and rowwise in the same pass), 16-byte IO, software encoding", Backend::Cuda, 80, kAny, refuse_columnwise<true>, run_columnwise<true, false, false>});
+    t.push_back({"sm80.columnwise.unaligned", "columnwise output, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_columnwise<false>, run_columnwise<false, false, false>});
 }
 
 }  // namespace fq

@@ -91,11 +91,38 @@ def test_torch_cuda_static_scale_from_a_number_and_device_checks():
 
 
 @needs_torch_cuda
+@pytest.mark.parametrize("scheme", ["per_group", "mxfp8"])
+def test_torch_cuda_masked_moe_with_both_outputs_equals_the_host_reference(scheme):
+    torch.manual_seed(1)
+    e, max_m, h = 3, 40, 256
+    x = torch.randn(e, max_m, 2 * h, device="cuda", dtype=torch.bfloat16) * 3
+    counts = [40, 0, 17]
+    kw = dict(activation="silu", gate_layout="split", scheme=scheme, moe_layout="masked", moe_num_experts=e,
+              outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE, columnwise_transpose=1)
+    if scheme == "mxfp8":
+        kw.update(scale_dtype="e8m0", scale_layout="swizzled_128x4")
+    else:
+        kw.update(columnwise_block=32)
+    q, s, tq, ts = fq.quantize(x, moe_counts=counts, **kw)
+    x_np = x.cpu().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    hq, hs, htq, hts = fq.quantize(x_np, moe_counts=np.array(counts, np.int32), **kw)
+    host_bytes = lambda a: np.ascontiguousarray(a).view(np.uint8)
+    for i, n in enumerate(counts):  # rows past a count are not written: compare the valid ones
+        assert np.array_equal(as_bytes(q[i, :n]), host_bytes(hq[i, :n]))
+        assert np.array_equal(as_bytes(tq[i, :, :n]), host_bytes(htq[i, :, :n]))
+    if scheme == "per_group":  # row-major scales [E, max_m, K_g]: valid rows; columnwise scales of written blocks
+        for i, n in enumerate(counts):
+            blocks = (n + 31) // 32
+            assert np.array_equal(as_bytes(s[i, :n]), host_bytes(hs[i, :n]))
+            assert np.array_equal(as_bytes(ts[i, :, :blocks]), host_bytes(hts[i, :, :blocks]))
+
+
+@needs_torch_cuda
 def test_torch_cuda_not_supported_features_raise():
-    x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)
-    with pytest.raises(fq.FusedQuantError) as e:
-        fq.quantize(x, outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE)
-    assert e.value.status == fq.Status.NOT_SUPPORTED
+    x = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(fq.FusedQuantError) as e:  # 128x128 weight blocks have no columnwise form
+        fq.quantize(x, scheme="block_2d", activation="identity", outputs=fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE)
+    assert e.value.status in (fq.Status.NOT_SUPPORTED, fq.Status.INVALID_VALUE)
 
 
 @needs_cupy
