@@ -1,15 +1,19 @@
 // The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
-// quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), and the .safetensors
-// and JSON code it is built on.
+// quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), the .safetensors
+// and JSON code it is built on, and fq bench's sweeps (what each case measures and counts, no GPU needed).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
+#include "../tools/fq/bench_case.h"
 #include "../tools/fq/json.h"
 #include "../tools/fq/safetensors.h"
 #include "fq_test_util.h"
@@ -217,4 +221,178 @@ TEST_CASE("the JSON parser reads a safetensors header and writes it back the sam
     CHECK(fqtool::to_json(fqtool::parse_json(fqtool::to_json(j))) == fqtool::to_json(j));
     CHECK_THROWS_AS(fqtool::parse_json("{\"a\": [1, 2}"), std::runtime_error);
     CHECK_THROWS_AS(fqtool::parse_json("{} x"), std::runtime_error);
+}
+
+// ---- fq bench's sweeps (tools/fq/bench_case.*): no GPU needed ------------------------------------------------
+
+namespace {
+
+std::vector<fqtool::BenchCase> sweep(const std::string& line) {
+    std::vector<std::string> words;
+    for (const std::string& w : fqtool::split(line, ' ')) words.push_back(w);
+    return fqtool::expand_sweep(fqtool::Args(words, fqtool::bench_flags()));
+}
+
+int64_t sum(const std::vector<int32_t>& v) {
+    int64_t s = 0;
+    for (int32_t x : v) s += x;
+    return s;
+}
+
+// Host stand-ins for the device arrays and buffers fq bench points a descriptor at.
+struct HostArrays {
+    std::vector<int32_t> counts, offsets;
+    std::vector<float> static_scales;
+    HostArrays(const fqtool::BenchCase& c, const fqtool::MoeRows& rows)
+        : counts(rows.counts), offsets(rows.offsets), static_scales(size_t(std::max<int64_t>(c.experts, 1)), 1.0f) {}
+    fqtool::CaseArrays pointers() const {
+        return {counts.empty() ? nullptr : counts.data(), offsets.empty() ? nullptr : offsets.data(), static_scales.data()};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("fq bench: skewed counts follow the documented formula; uniform fills every slot") {
+    using fqtool::Skew;
+    CHECK(fqtool::expert_counts(4, 16, Skew::Uniform) == std::vector<int32_t>{16, 16, 16, 16});
+    // E = 8, C = 64: expert 7 empty; the others 64 - floor(384 r / 42), r = 0..6.
+    CHECK(fqtool::expert_counts(8, 64, Skew::Skewed) == std::vector<int32_t>{64, 55, 46, 37, 28, 19, 10, 0});
+    CHECK(fqtool::expert_counts(1, 5, Skew::Skewed) == std::vector<int32_t>{5});
+    CHECK(fqtool::expert_counts(3, 10, Skew::Skewed) == std::vector<int32_t>{10, 6, 2});
+    for (int64_t e : {8, 32, 256})
+        for (int64_t cap : {1, 16, 64, 256, 1024}) {
+            CAPTURE(e);
+            CAPTURE(cap);
+            const auto c = fqtool::expert_counts(e, cap, Skew::Skewed);
+            CHECK(std::count(c.begin(), c.end(), 0) == e / 8);                  // every 8th expert has no row
+            CHECK(*std::max_element(c.begin(), c.end()) == cap);                // expert 0 fills its slot
+            CHECK(c[size_t(e - 2)] == (cap + 6) / 7);                           // the last non-empty: ceil(C/7)
+            if (cap >= 64) CHECK(std::abs(double(sum(c)) / double(e * cap) - 0.5) < 0.02);  // about E*C/2
+        }
+}
+
+TEST_CASE("fq bench: MoE rows of masked and contiguous cases, and the bytes that count") {
+    auto masked = sweep("--moe masked --experts 8 --skew skewed --tokens 64 --hidden 256 --scheme per-group --layouts row");
+    REQUIRE(masked.size() == 1);
+    const fqtool::BenchCase& m = masked[0];
+    CHECK(m.p.rows == 8 * 64);
+    const fqtool::MoeRows mr = fqtool::moe_rows(m);
+    CHECK(mr.counts == fqtool::expert_counts(8, 64, fqtool::Skew::Skewed));
+    CHECK(mr.offsets.empty());
+    CHECK(mr.valid == 259);
+    // Valid rows only: the gated bf16 input (2H x 2 bytes), the e4m3 values (H), the whole scale buffer.
+    const fqtool::ByteCount b = fqtool::count_bytes(m, mr.valid, 1000, 0);
+    CHECK(b.input == 259 * 512 * 2);
+    CHECK(b.row_values == 259 * 256);
+    CHECK(b.row_scales == 1000);
+    CHECK(b.col_values + b.col_scales == 0);
+
+    // CONTIGUOUS: slots of ceil(M/E) rows packed from row 0; uniform covers all M rows.
+    auto contiguous = sweep("--moe contiguous --experts 8 --skew uniform,skewed --tokens 100 --hidden 256");
+    REQUIRE(contiguous.size() == 2 * 2);  // skews x the default layouts row,col
+    const fqtool::MoeRows u = fqtool::moe_rows(contiguous[0]);
+    CHECK(contiguous[0].p.rows == 100);
+    CHECK(u.counts.empty());
+    CHECK(u.offsets == std::vector<int32_t>{0, 13, 26, 39, 52, 65, 78, 91, 100});
+    CHECK(u.valid == 100);
+    const fqtool::MoeRows s = fqtool::moe_rows(contiguous[2]);
+    CHECK(contiguous[2].skew == fqtool::Skew::Skewed);
+    // C = 13: 13 - floor(78 r / 42) = 13, 12, 10, 8, 6, 4, 2, then expert 7 empty.
+    CHECK(s.offsets == std::vector<int32_t>{0, 13, 25, 35, 43, 49, 53, 55, 55});
+    CHECK(s.valid == 55);
+
+    // No MoE layout: every row is valid and the bytes are what fq bench always counted.
+    auto plain = sweep("--tokens 16 --hidden 2048 --layouts row");
+    REQUIRE(plain.size() == 1);
+    CHECK(fqtool::moe_rows(plain[0]).valid == 16);
+    CHECK(fqtool::count_bytes(plain[0], 16, 64, 0).total() == 16 * 4096 * 2 + 16 * 2048 + 64);
+}
+
+TEST_CASE("fq bench: outputs, columnwise blocks and MoE options expand only where they apply") {
+    auto a = sweep("--tokens 4096 --hidden 7168 --layouts row --outputs row,col,both,col+row-separate "
+                   "--col-block 32,128 --transpose 0,1");
+    CHECK(a.size() == 1 + 3 * 4);  // row once; each columnwise kind for 2 blocks x 2 orientations
+    CHECK(a[0].calls() == std::vector<int32_t>{FQ_OUTPUT_ROWWISE});
+    const auto separate = std::find_if(a.begin(), a.end(), [](const fqtool::BenchCase& c) { return c.outputs == fqtool::Outputs::Separate; });
+    REQUIRE(separate != a.end());
+    CHECK(separate->calls() == std::vector<int32_t>{FQ_OUTPUT_ROWWISE, FQ_OUTPUT_COLUMNWISE});
+    CHECK(sweep("--tokens 16 --hidden 64 --layouts row --experts 8,32 --skew uniform,skewed").size() == 1);  // no --moe
+    CHECK(sweep("--tokens 16 --hidden 64 --layouts row --moe none,masked --experts 8,32").size() == 1 + 2);
+    CHECK_THROWS_AS(sweep("--moe packed"), fqtool::ToolError);
+    CHECK_THROWS_AS(sweep("--skew zipf"), fqtool::ToolError);
+    CHECK_THROWS_AS(sweep("--transpose 2"), fqtool::ToolError);
+    CHECK_THROWS_AS(sweep("--experts 0"), fqtool::ToolError);
+}
+
+TEST_CASE("fq bench: every case of the sweep files is a problem the library accepts (host backend)") {
+    for (const char* file : {"/tools/fq/sweeps-moe.txt", "/tools/fq/sweeps.txt"}) {
+        const auto cases = fqtool::read_sweep_file(std::string(FQ_SOURCE_DIR) + file);
+        CAPTURE(file);
+        CHECK(cases.size() == (std::string(file).find("moe") != std::string::npos ? 69u : 94u));
+        Handle h;
+        std::vector<uint8_t> stand_in(64);
+        for (const fqtool::BenchCase& c : cases) {
+            CAPTURE(c.describe());
+            const fqtool::MoeRows rows = fqtool::moe_rows(c);
+            const HostArrays arrays(c, rows);
+            CHECK(rows.valid <= c.p.rows);
+            for (int32_t outputs : c.calls()) {
+                Desc d;
+                fqtool::configure_call(d.d, c, outputs, arrays.pointers());
+                if (outputs & FQ_OUTPUT_COLUMNWISE) fqtool::set_columnwise_buffers(d.d, stand_in.data(), stand_in.data());
+                Layout li(c.p.in_type, c.p.rows, c.p.in_cols(), c.p.in_cols()), lo(c.p.out, c.p.rows, c.p.cols, c.p.cols);
+                CHECK_MESSAGE(fqQuerySupport(h.h, d.d, li.l, lo.l, nullptr, 0) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+            }
+        }
+    }
+}
+
+TEST_CASE("fq bench: the two calls of col+row-separate write what one call of both writes (host backend)") {
+    for (const char* scheme : {"per-group --col-block 128 --transpose 1", "mxfp8 --layouts swizzled"}) {
+        CAPTURE(scheme);
+        auto cases = sweep(std::string("--moe masked --experts 8 --skew skewed --tokens 40 --hidden 256 --layouts row "
+                                       "--outputs both,col+row-separate --scheme ") + scheme);
+        REQUIRE(cases.size() == 2);
+        std::vector<std::vector<uint8_t>> written[2];
+        for (int k = 0; k < 2; ++k) {
+            const fqtool::BenchCase& c = cases[size_t(k)];
+            const fqtool::MoeRows rows = fqtool::moe_rows(c);
+            const HostArrays arrays(c, rows);
+            std::mt19937 rng(5);
+            const Tensor in{"x", "BF16", {c.p.rows, c.p.in_cols()}, random_halfs(rng, c.p.rows * c.p.in_cols(), true)};
+            std::vector<uint8_t> values(size_t(c.p.output_bytes()), 0xAB), col_values(values), scales, col_scales;
+            Handle h;
+            Layout li(c.p.in_type, c.p.rows, c.p.in_cols(), c.p.in_cols()), lo(c.p.out, c.p.rows, c.p.cols, c.p.cols);
+            for (int32_t outputs : c.calls()) {
+                Desc d;
+                fqtool::configure_call(d.d, c, outputs, arrays.pointers());
+                size_t sb = 0, csb = 0;
+                if (outputs & FQ_OUTPUT_ROWWISE) REQUIRE(fqGetScaleBufferSize(d.d, c.p.rows, c.p.cols, FQ_OUTPUT_ROWWISE, &sb) == 0);
+                if (outputs & FQ_OUTPUT_COLUMNWISE) {
+                    REQUIRE(fqGetScaleBufferSize(d.d, c.p.rows, c.p.cols, FQ_OUTPUT_COLUMNWISE, &csb) == 0);
+                    col_scales.assign(csb, 0xAB);
+                    fqtool::set_columnwise_buffers(d.d, col_values.data(), col_scales.data());
+                }
+                if (sb) scales.assign(sb, 0xAB);
+                const bool row = outputs & FQ_OUTPUT_ROWWISE;
+                REQUIRE_MESSAGE(fqQuantize(h.h, d.d, li.l, in.data.data(), lo.l, row ? values.data() : nullptr,
+                                           row ? scales.data() : nullptr, sb, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS,
+                                fqGetLastErrorMessage());
+            }
+            written[k] = {values, scales, col_values, col_scales};
+        }
+        CHECK(written[0] == written[1]);
+        CHECK(written[0][3].size() > 0);
+    }
+}
+
+TEST_CASE("fq bench --help documents the MoE and columnwise options") {
+    const std::string help = temp_path("bench-help.txt");
+    REQUIRE(std::system(("\"" + std::string(FQ_TOOL_PATH) + "\" bench --help > \"" + help + "\"").c_str()) == 0);
+    std::ifstream f(help);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const char* s : {"--moe", "--experts", "--skew", "--outputs", "col+row-separate", "--col-block", "--transpose",
+                          "max_m", "e % 8 == 7", "valid rows only"})
+        CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+    std::remove(help.c_str());
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|torch|test,bench]       (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|torch|test,bench]   (default all)
+# moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -18,6 +19,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 cat "$out/device.txt"
 
 has() { [[ $what == all || ,$what, == *,$1,* ]]; }
+# fq bench NAME ARGS...: tables on stdout ($out/NAME.txt), progress on stderr ($out/NAME-progress.log), every
+# result in $out/NAME.json and $out/NAME.csv.
+bench() { local name=$1; shift; ./build-gpu/tools/fq bench "$@" --json "$out/$name.json" --csv "$out/$name.csv" \
+            2>"$out/$name-progress.log" | tee "$out/$name.txt"; }
 if has test; then
   echo "== tests"
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
@@ -61,9 +66,6 @@ if has mlp; then
 fi
 
 if has bench; then
-  # Tables on stdout (*.txt), progress on stderr (*-progress.log), every result in JSON and CSV.
-  bench() { local name=$1; shift; ./build-gpu/tools/fq bench "$@" --json "$out/$name.json" --csv "$out/$name.csv" \
-              2>"$out/$name-progress.log" | tee "$out/$name.txt"; }
   echo "== fq bench"
   bench bench --layouts row,col
   echo "== fq bench: programmatic dependent launch allowed (small batches)"
@@ -77,6 +79,10 @@ if has bench; then
   if python3 -c "import matplotlib" 2>/dev/null; then
     python3 tools/fq/plot_bench.py "$out/bench.json" "$out/bench.png"
   fi
+fi
+if has moe; then
+  echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"
+  bench bench-moe --file tools/fq/sweeps-moe.txt || status=1   # 1: a measurement failed at execution
 fi
 if has torch; then
   echo "== PyTorch peers"

@@ -1,6 +1,7 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
-bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json (all `fq bench --json`), bench-torch.json
-(tools/bench_torch.py). Results `fq bench` skipped (status other than "ok") are left out.
+bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json, bench-sweeps.json, bench-moe.json (all
+`fq bench --json`), bench-torch.json (tools/bench_torch.py). Each table is printed when its file is there.
+Results `fq bench` skipped or failed (status other than "ok") are left out.
 Usage: python3 tools/perf_report.py DIR > tables.md"""
 import json
 import sys
@@ -17,9 +18,114 @@ def load(d, name):
     return doc
 
 
+def scheme_label(r):
+    return r["scheme"] + (str(r["group"]) if r["scheme"] == "per_group" else "")
+
+
+def print_sweep_table(results):
+    print("| scheme | activation | out | scales | layout | variant | tokens | hidden | us | copy us | % of copy |")
+    print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        variant = r["variant"] + ("+pdl" if r.get("pdl") else "")
+        print(f"| {scheme_label(r)} | {r['activation']} | {r['out_type']} | {r['scale_type']} | {r['layout']} | {variant} | "
+              f"{r['tokens']} | {r['hidden']} | {r['us']:.2f} | {r['copy_us']:.2f} | {r['pct_of_copy']:.1f}% |")
+
+
+def print_moe_table(doc, results):
+    """MoE layouts: one row per measurement, bytes of valid rows only."""
+    print()
+    print("MoE layouts (`fq bench --moe masked|contiguous`): bytes, GB/s and the copy count valid rows only; "
+          "max_m / M is --tokens (masked: rows per expert slot, input [E, max_m, 2H]; contiguous: stacked rows). "
+          f"Skew: {doc.get('skew_formula', '')}.")
+    print()
+    print("| layout | scheme | scales | act | E | H | max_m / M | skew | valid rows | us | GB/s | copy us | % of copy |")
+    print("|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    order = lambda r: (r["moe"], scheme_label(r), r["layout"], r["activation"], r.get("outputs", "row"), r["experts"],
+                       r["hidden"], r["tokens"], r["skew"])
+    for r in sorted(results, key=order):
+        scheme = scheme_label(r) + ("" if r.get("outputs", "row") == "row" else " " + outputs_label(r))
+        print(f"| {r['moe']} | {scheme} | {r['layout']} | {r['activation']} | {r['experts']} | {r['hidden']} | "
+              f"{r['tokens']} | {r['skew']} | {r['valid_rows']} | {r['us']:.2f} | {r['gbps']:.0f} | {r['copy_us']:.2f} | "
+              f"{r['pct_of_copy']:.1f}% |")
+
+
+def outputs_label(r):
+    if r["outputs"] == "row":
+        return "row"
+    return f"{r['outputs']} (block {r['col_block']}{', transposed' if r['col_transpose'] else ''})"
+
+
+def pass_shape(r):
+    """What a rowwise and a columnwise measurement of the same problem share."""
+    return (r.get("moe", "none"), r.get("experts", 0), r.get("skew", ""), r["tokens"], r["hidden"], scheme_label(r),
+            r["layout"], r["activation"], r["out_type"], r["variant"], r.get("pdl", 0))
+
+
+def pass_groups(results):
+    """{pass_shape + (col block, transposed): {outputs: result}} of the columnwise measurements."""
+    groups = {}
+    for r in results:
+        if r.get("outputs", "row") != "row":
+            groups.setdefault(pass_shape(r) + (r["col_block"], r["col_transpose"]), {})[r["outputs"]] = r
+    return groups
+
+
+def print_pass_table(results):
+    """Rowwise + columnwise: one call writing both (`both`) against a rowwise call then a columnwise call
+    (`col+row-separate`), same bytes; `row` and `col` alone where measured."""
+    rows = {pass_shape(r): r for r in results if r.get("outputs", "row") == "row"}
+    pairs = [(k, v) for k, v in sorted(pass_groups(results).items()) if "both" in v and "col+row-separate" in v]
+    if not pairs:
+        return
+    print()
+    print("Rowwise and columnwise outputs: one pass (`--outputs both`, one call) against two passes "
+          "(`col+row-separate`: a rowwise call, then a columnwise call, in the same graph); both count the same "
+          "bytes (input once, both outputs). `row` and `col`: each output alone.")
+    print()
+    print("| scheme | scales | tokens | hidden | col block | transposed | bytes | row us | col us | one pass us "
+          "| two passes us | one pass GB/s | % of copy (one / two) | two / one |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k, v in pairs:
+        one, two = v["both"], v["col+row-separate"]
+        row, col = rows.get(k[:-2]), v.get("col")
+        row_us = f"{row['us']:.2f}" if row else "-"
+        col_us = f"{col['us']:.2f}" if col else "-"
+        moe = "" if one.get("moe", "none") == "none" else f" {one['moe']} E={one['experts']} {one['skew']}"
+        print(f"| {scheme_label(one)}{moe} | {one['layout']} | {one['tokens']} | {one['hidden']} | {one['col_block']} | "
+              f"{'yes' if one['col_transpose'] else 'no'} | {one['bytes']} | {row_us} | {col_us} | {one['us']:.2f} | "
+              f"{two['us']:.2f} | {one['gbps']:.0f} | {one['pct_of_copy']:.1f}% / {two['pct_of_copy']:.1f}% | "
+              f"{two['us'] / one['us']:.2f}x |")
+
+
+def print_moe_sweeps(moe):
+    results = moe["results"]
+    print()
+    print(f"Issue 5 sweeps (`fq bench --file tools/fq/sweeps-moe.txt`), device: {moe['device']}")
+    in_moe = [r for r in results if r.get("moe", "none") != "none"]
+    if in_moe:
+        print_moe_table(moe, in_moe)
+    print_pass_table(results)
+    compared = {k[:-2] for k in pass_groups(results)}  # rowwise rows already in the pass table
+    other = [r for r in results if r.get("moe", "none") == "none" and r.get("outputs", "row") == "row"
+             and pass_shape(r) not in compared]
+    if other:
+        print()
+        print("The other rows of the file (no MoE layout, rowwise only):")
+        print()
+        print_sweep_table(other)
+
+
 def main(d):
-    bench, pdl, hwexp, torch, block2d, sweeps = (load(d, n) for n in (
-        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-torch.json", "bench-block2d.json", "bench-sweeps.json"))
+    bench, pdl, hwexp, torch, block2d, sweeps, moe = (load(d, n) for n in (
+        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-torch.json", "bench-block2d.json", "bench-sweeps.json",
+        "bench-moe.json"))
+    if bench:
+        print_main_tables(bench, pdl, hwexp, torch, block2d, sweeps)
+    if moe:
+        print_moe_sweeps(moe)
+
+
+def print_main_tables(bench, pdl, hwexp, torch, block2d, sweeps):
     peers = {(r["tokens"], r["hidden"]): r for r in (torch or {}).get("results", [])}
     rows = {}
     for r in bench["results"]:
@@ -74,13 +180,7 @@ def main(d):
         print()
         print("Every sweep of `tools/fq/sweeps.txt` (`fq bench --file`): schemes, activations, layouts, variants:")
         print()
-        print("| scheme | activation | out | scales | layout | variant | tokens | hidden | us | copy us | % of copy |")
-        print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|")
-        for r in sweeps["results"]:
-            scheme = r["scheme"] + (str(r["group"]) if r["scheme"] == "per_group" else "")
-            variant = r["variant"] + ("+pdl" if r.get("pdl") else "")
-            print(f"| {scheme} | {r['activation']} | {r['out_type']} | {r['scale_type']} | {r['layout']} | {variant} | "
-                  f"{r['tokens']} | {r['hidden']} | {r['us']:.2f} | {r['copy_us']:.2f} | {r['pct_of_copy']:.1f}% |")
+        print_sweep_table(sweeps["results"])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 // captured in one CUDA graph, the graph is replayed --reps times (default 7) and the median replay time / N is
 // the time per call. Effective bandwidth = (bytes read + bytes written, each tensor once) / time. The copy
 // moves the same total (half read, half written) with cudaMemcpyAsync, captured, rotated and replayed alike.
+// Under a MoE layout only valid rows count (bench_case.h: count_bytes); col+row-separate captures two calls
+// per iteration and counts the bytes of one call writing both outputs.
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -15,40 +17,15 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_case.h"
 #include "cli.h"
 #include "device.h"
 #include "json.h"
 
 namespace fqtool {
-
-const char* kBenchHelp = R"(usage: fq bench [sweep options] [--file SWEEPS] [--json F] [--csv F] [--plot F.png] [--reps N]
-
-Every combination of the sweep options is one measurement (table on stdout, progress on stderr):
-  --tokens 1,16,128,1024,4096,16384     rows T
-  --hidden 2048,7168,18432              output width H (a gated input is [T, 2H])
-  --scheme per-group                    per-group, per-token, per-tensor, per-tensor-static, block2d, mxfp8,
-                                        mxfp4, nvfp4 (comma list)
-  --group 128                           per-group sizes (comma list)
-  --act silu                            identity, silu, gelu_erf, gelu_tanh, relu, relu_squared, swiglu_oai
-  --gated | --not-gated                 default gated; --gate-layout split|interleaved|block
-  --out-type e4m3fn                     e4m3fn, e4m3fnuz, e5m2, int8, e2m1 (comma list; the scheme's
-                                        natural type when the one given does not fit it: e2m1 for mxfp4/nvfp4)
-  --in-type bf16                        bf16, fp16
-  --layouts row,col                     row, col, tma, swizzled, packed (scale layouts)
-  --variants auto                       auto (the dispatcher) or variant names (fq check lists them)
-  --pdl 0                               0, 1 or 0,1: allow programmatic dependent launch
-  --pow2                                POW2_CEIL scale rounding (with --e8m0: E8M0 scales for per-group/token)
---file SWEEPS: one sweep per line, written with the options above ("--tokens 1,16 --scheme mxfp8
-  --layouts swizzled"); each line starts from the defaults. '#' starts a comment.
---json F, --csv F: every result (also the skipped combinations, with the reason). --plot F.png: GB/s
-  against tokens per variant, one panel per hidden size (tools/fq/plot_bench.py, needs matplotlib).
-A combination the library refuses is listed as skipped with its reason, not measured.
-Exit status: 0 measured, 2 usage or setup error, 77 no usable GPU.
-)";
 
 namespace {
 
@@ -58,65 +35,32 @@ namespace {
         if (e_ != cudaSuccess) throw ToolError(std::string(#x) + ": " + cudaGetErrorString(e_)); \
     } while (0)
 
-const std::vector<std::string> kSweepOptions = {"tokens", "hidden", "scheme", "group", "act", "gated", "not-gated",
-                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl",
-                                                "pow2", "e8m0"};
-const std::vector<std::string> kFlags = {"gated", "not-gated", "pow2", "e8m0", "help", "quiet"};
-
-struct Sweep {
-    std::vector<long long> tokens, hidden, groups, pdl;
-    std::vector<int32_t> schemes, acts, outs, layouts;
-    std::vector<std::string> variants;
-    int32_t gate = FQ_GATE_LAYOUT_SPLIT, in_type = FQ_TYPE_BF16;
-    bool pow2 = false, e8m0 = false;
-};
-
-Sweep parse_sweep(const Args& a) {
-    Sweep s;
-    s.tokens = a.ints("tokens", "1,16,128,1024,4096,16384");
-    s.hidden = a.ints("hidden", "2048,7168,18432");
-    s.groups = a.ints("group", "128");
-    s.pdl = a.ints("pdl", "0");
-    for (const auto& w : a.words("scheme", "per-group")) s.schemes.push_back(parse_scheme(w));
-    for (const auto& w : a.words("act", "silu")) s.acts.push_back(parse_activation(w));
-    for (const auto& w : a.words("out-type", "e4m3fn")) s.outs.push_back(parse_out_type(w));
-    for (const auto& w : a.words("layouts", "row,col")) s.layouts.push_back(parse_layout(w));
-    s.variants = a.words("variants", "auto");
-    if (a.has("gated") && a.has("not-gated")) throw ToolError("--gated and --not-gated together");
-    s.gate = a.has("not-gated") ? FQ_GATE_LAYOUT_NONE : parse_gate_layout(a.get("gate-layout", "split"));
-    s.in_type = parse_out_type(a.get("in-type", "bf16"));
-    if (s.in_type != FQ_TYPE_BF16 && s.in_type != FQ_TYPE_FP16) throw ToolError("--in-type: bf16 or fp16");
-    s.pow2 = a.has("pow2");
-    s.e8m0 = a.has("e8m0");
-    return s;
-}
-
-// The output type a scheme takes when the one asked for does not fit it.
-int32_t fit_out_type(int32_t scheme, int32_t out) {
-    if (scheme == FQ_SCHEME_MXFP4 || scheme == FQ_SCHEME_NVFP4) return FQ_TYPE_FP4_E2M1;
-    if (out == FQ_TYPE_FP4_E2M1) return FQ_TYPE_FP8_E4M3FN;
-    if (scheme == FQ_SCHEME_MXFP8 && out != FQ_TYPE_FP8_E5M2) return FQ_TYPE_FP8_E4M3FN;
-    return out;
-}
-
 struct Result {
-    Problem p;
-    std::string layout, variant, kernel, status = "ok";
-    int pdl = 0;
-    size_t bytes = 0;
+    BenchCase c;
+    std::string layout, kernel, status = "ok";
+    int64_t valid_rows = 0;
+    ByteCount counted;
+    size_t bytes = 0;  // counted.total()
+    int sets = 0;      // rotated buffer sets
     double us = 0, copy_us = 0;
     double gbps() const { return us > 0 ? double(bytes) / us * 1e-3 : 0; }
     double copy_gbps() const { return copy_us > 0 ? double(bytes) / copy_us * 1e-3 : 0; }
     double pct() const { return us > 0 ? 100.0 * copy_us / us : 0; }
 };
 
-// Median time per call of enqueue(i), i = 0..iters-1, captured in a graph and replayed `reps` times.
+// Median time per call of enqueue(i), i = 0..iters-1, captured in a graph and replayed `reps` times. A
+// failing enqueue ends the capture before the exception leaves, so the stream stays usable.
 template <class Enqueue>
 double time_per_call_us(cudaStream_t stream, int iters, int reps, Enqueue&& enqueue) {
-    cudaGraph_t graph;
+    cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec;
     CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < iters; ++i) enqueue(i);
+    try {
+        for (int i = 0; i < iters; ++i) enqueue(i);
+    } catch (...) {
+        if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+        throw;
+    }
     CK(cudaStreamEndCapture(stream, &graph));
     CK(cudaGraphInstantiate(&exec, graph, 0));
     CK(cudaGraphLaunch(exec, stream));  // warm-up
@@ -142,16 +86,78 @@ double time_per_call_us(cudaStream_t stream, int iters, int reps, Enqueue&& enqu
     return t[t.size() / 2];
 }
 
-// Device pools of `count` slots of `bytes` each, 256-byte aligned.
+// Device pools of `count` slots of `bytes` each, 256-byte aligned; no memory (every slot NULL) for 0 bytes.
 struct Pool {
     char* base = nullptr;
     size_t slot = 0;
     int count = 0;
-    Pool(size_t bytes, int n) : slot((std::max<size_t>(bytes, 1) + 255) / 256 * 256), count(n) {
-        CK(cudaMalloc(&base, slot * size_t(n)));
+    Pool(size_t bytes, int n) : slot(round_up(bytes)), count(n) {
+        if (slot) CK(cudaMalloc(&base, slot * size_t(n)));
     }
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
     ~Pool() { cudaFree(base); }
-    char* at(int i) const { return base + slot * size_t(i % count); }
+    char* at(int i) const { return base ? base + slot * size_t(i % count) : nullptr; }
+    static size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+};
+
+template <class T>
+void upload(Pool& p, const std::vector<T>& v) {
+    if (!v.empty()) CK(cudaMemcpy(p.base, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// The per-shape arrays on the device, uploaded once (not rotated): MoE counts or offsets, and the static
+// scale of PER_TENSOR_STATIC (one per expert under a MoE layout).
+struct ShapeArrays {
+    Pool counts, offsets, static_scales;
+    ShapeArrays(const BenchCase& c, const MoeRows& rows)
+        : counts(rows.counts.size() * 4, 1), offsets(rows.offsets.size() * 4, 1),
+          static_scales(c.p.scheme == FQ_SCHEME_PER_TENSOR_STATIC ? size_t(std::max<int64_t>(c.experts, 1)) * 4 : 0, 1) {
+        upload(counts, rows.counts);
+        upload(offsets, rows.offsets);
+        upload(static_scales, std::vector<float>(static_scales.slot / 4, 1.0f));
+    }
+    CaseArrays pointers() const {
+        return {reinterpret_cast<const int32_t*>(counts.base), reinterpret_cast<const int32_t*>(offsets.base),
+                reinterpret_cast<const float*>(static_scales.base)};
+    }
+};
+
+using DescPtr = std::unique_ptr<fqQuantDescOpaque, fqStatus_t (*)(fqQuantDesc_t)>;
+using LayoutPtr = std::unique_ptr<fqTensorLayoutOpaque, fqStatus_t (*)(fqTensorLayout_t)>;
+
+// One fqQuantize call of an iteration: its descriptor, the outputs it writes, the sizes it asks for.
+struct Call {
+    DescPtr desc{nullptr, fqQuantDescDestroy};
+    int32_t outputs = 0;
+    size_t row_scales = 0, col_scales = 0, workspace = 0;
+    bool rowwise() const { return (outputs & FQ_OUTPUT_ROWWISE) != 0; }
+    bool columnwise() const { return (outputs & FQ_OUTPUT_COLUMNWISE) != 0; }
+};
+
+// What one rotated set holds, whole buffers (valid rows or not), and the sets of them.
+struct SetSizes {
+    size_t input = 0, values = 0, scales = 0, col_values = 0, col_scales = 0;
+    size_t total() const {
+        return Pool::round_up(input) + Pool::round_up(values) + Pool::round_up(scales) + Pool::round_up(col_values) +
+               Pool::round_up(col_scales);
+    }
+};
+// Whole buffers of the outputs `c` writes. Scale buffers get 64 bytes more, so that even an empty one
+// (per-tensor static) is a real allocation.
+SetSizes set_sizes(const BenchCase& c, size_t row_scales, size_t col_scales) {
+    SetSizes s;
+    s.input = size_t(c.p.input_bytes());
+    if (c.rowwise()) s.values = size_t(c.p.output_bytes()), s.scales = row_scales + 64;
+    if (c.columnwise()) s.col_values = size_t(c.p.output_bytes()), s.col_scales = col_scales + 64;
+    return s;
+}
+
+struct RotatedSets {
+    Pool input, values, scales, col_values, col_scales;
+    RotatedSets(const SetSizes& s, int n)
+        : input(s.input, n), values(s.values, n), scales(s.scales, n), col_values(s.col_values, n),
+          col_scales(s.col_scales, n) {}
 };
 
 class Bench {
@@ -160,12 +166,8 @@ public:
         check(fqCreate(&h_, FQ_BACKEND_CUDA, 0), "fqCreate(CUDA)");
         CK(cudaGetDeviceProperties(&prop_, 0));
         CK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-        CK(cudaMalloc(&static_scale_, sizeof(float)));
-        const float one = 1.0f;
-        CK(cudaMemcpy(static_scale_, &one, sizeof one, cudaMemcpyHostToDevice));
     }
     ~Bench() {
-        cudaFree(static_scale_);
         cudaStreamDestroy(stream_);
         fqDestroy(h_);
     }
@@ -186,61 +188,145 @@ public:
         throw ToolError("--variants: no variant \"" + name + "\" on this GPU; there are:" + names);
     }
 
-    // Measures one problem (or records why it is skipped).
-    Result measure(const Problem& p, const std::string& variant, int pdl) {
+    // Measures one case (or records why it is skipped).
+    Result measure(const BenchCase& c) {
         Result r;
-        r.p = p;
-        r.layout = layout_name(p.layout);
-        r.variant = variant;
-        r.pdl = pdl;
-        const int32_t pin = variant_index(variant), allow_pdl = pdl;
+        r.c = c;
+        r.layout = layout_name(c.p.layout);
+        const int32_t pin = variant_index(c.variant), allow_pdl = c.pdl;
         check(fqHandleSetAttribute(h_, FQ_HANDLE_VARIANT, &pin, 4), "FQ_HANDLE_VARIANT");
         check(fqHandleSetAttribute(h_, FQ_HANDLE_ALLOW_PDL, &allow_pdl, 4), "FQ_HANDLE_ALLOW_PDL");
-        fqQuantDesc_t d;
-        check(fqQuantDescCreate(&d), "fqQuantDescCreate");
-        std::unique_ptr<fqQuantDescOpaque, fqStatus_t (*)(fqQuantDesc_t)> desc(d, fqQuantDescDestroy);
-        fqTensorLayout_t li = nullptr, lo = nullptr;
-        std::unique_ptr<fqTensorLayoutOpaque, fqStatus_t (*)(fqTensorLayout_t)> lin(nullptr, fqTensorLayoutDestroy),
-            lout(nullptr, fqTensorLayoutDestroy);
-        auto skipped = [&](const char* what) {
-            r.status = std::string("skipped: ") + what + ": " + fqGetLastErrorMessage();
+        auto skipped = [&](const std::string& why) {
+            r.status = "skipped: " + why;
             return r;
         };
-        if (fqTensorLayoutCreate(&li, p.in_type, p.rows, p.in_cols(), p.in_cols()) != FQ_STATUS_SUCCESS) return skipped("input");
-        lin.reset(li);
-        if (fqTensorLayoutCreate(&lo, p.out, p.rows, p.cols, p.cols) != FQ_STATUS_SUCCESS) return skipped("output");
-        lout.reset(lo);
+        const Problem& p = c.p;
+        fqTensorLayout_t li = nullptr, lo = nullptr;
+        if (fqTensorLayoutCreate(&li, p.in_type, p.rows, p.in_cols(), p.in_cols()) != FQ_STATUS_SUCCESS)
+            return skipped(std::string("input: ") + fqGetLastErrorMessage());
+        const LayoutPtr lin(li, fqTensorLayoutDestroy);
+        if (fqTensorLayoutCreate(&lo, p.out, p.rows, p.cols, p.cols) != FQ_STATUS_SUCCESS)
+            return skipped(std::string("output: ") + fqGetLastErrorMessage());
+        const LayoutPtr lout(lo, fqTensorLayoutDestroy);
+
+        const MoeRows rows = moe_rows(c);
+        r.valid_rows = rows.valid;
+        const ShapeArrays arrays(c, rows);
+        std::vector<Call> calls;
         try {
-            p.configure(d, static_cast<const float*>(static_scale_));
+            for (int32_t outputs : c.calls()) calls.push_back(make_call(c, outputs, arrays.pointers()));
         } catch (const ToolError& e) {
-            r.status = std::string("skipped: ") + e.what();
-            return r;
+            return skipped(e.what());
         }
-        char kernel[96] = "";
-        if (fqQuerySupport(h_, d, li, lo, kernel, sizeof kernel) != FQ_STATUS_SUCCESS) return skipped("not run");
-        r.kernel = kernel;
-        size_t sb = 0;
-        check(fqGetScaleBufferSize(d, p.rows, p.cols, FQ_OUTPUT_ROWWISE, &sb), "fqGetScaleBufferSize");
-        const size_t in_bytes = size_t(p.input_bytes()), out_bytes = size_t(p.output_bytes());
-        r.bytes = in_bytes + out_bytes + sb;
-        const size_t target = size_t(4) * size_t(prop_.l2CacheSize);
-        const int iters = int(std::max<size_t>(2, std::min<size_t>(20000, size_t(4e9) / std::max<size_t>(r.bytes, 1))));
-        const int nbuf = int(std::min<size_t>(size_t(iters), std::max<size_t>(2, (target + r.bytes - 1) / r.bytes)));
-        r.copy_us = copy_us(r.bytes, iters, nbuf);
-        Pool in(in_bytes, nbuf), out(out_bytes, nbuf), sc(sb + 64, nbuf);
-        CK(cudaMemset(in.base, 0x3E, in.slot * size_t(nbuf)));  // bf16 ~0.19: finite, non-zero activations
-        size_t ws = 0;  // NVFP4 without a global amax: the amax is reduced in device workspace (a pre-pass)
-        check(fqGetWorkspaceSize(h_, d, li, lo, &ws), "fqGetWorkspaceSize");
-        Pool workspace(std::max<size_t>(ws, 4), 1);
-        r.us = time_per_call_us(stream_, iters, reps_, [&](int i) {
-            check(fqQuantize(h_, d, li, in.at(i), lo, out.at(i), sc.at(i), sb, ws ? workspace.at(0) : nullptr, ws,
-                             reinterpret_cast<fqStream_t>(stream_)),
-                  "fqQuantize");
-        });
+        size_t row_scales = 0, col_scales = 0;
+        for (const Call& k : calls) {
+            if (k.rowwise()) row_scales = k.row_scales;
+            if (k.columnwise()) col_scales = k.col_scales;
+        }
+        r.counted = count_bytes(c, rows.valid, row_scales, col_scales);
+        r.bytes = size_t(r.counted.total());
+        const SetSizes sizes = set_sizes(c, row_scales, col_scales);
+
+        const Rotation rot = rotation(r.bytes);
+        std::string why;
+        r.sets = sets_that_fit(sizes, rot.sets, &why);
+        if (r.sets == 0) return skipped(why);
+        {
+            std::unique_ptr<RotatedSets> sets;
+            try {
+                sets = std::make_unique<RotatedSets>(sizes, r.sets);
+                r.kernel = prepare(calls, li, lo, *sets);
+            } catch (const ToolError& e) {
+                return skipped(e.what());
+            }
+            CK(cudaMemset(sets->input.base, 0x3E, sets->input.slot * size_t(r.sets)));  // bf16 ~0.19: finite, non-zero
+            size_t ws = 0;
+            for (const Call& k : calls) ws = std::max(ws, k.workspace);
+            const Pool workspace(ws, 1);
+            try {
+                r.us = time_per_call_us(stream_, rot.iters, reps_, [&](int i) {
+                    for (Call& k : calls) enqueue(k, li, lo, *sets, i, workspace.at(0));
+                });
+            } catch (const ToolError& e) {  // refused at execution: recorded, and the sweep goes on
+                r.status = std::string("failed: ") + e.what();
+                return r;
+            }
+        }  // the sets are freed before the copy's buffers are allocated
+        r.copy_us = copy_us(r.bytes, rot.iters, rot.sets);
         return r;
     }
 
 private:
+    // A call's descriptor with every attribute but the rotating columnwise buffers, and the scale sizes.
+    static Call make_call(const BenchCase& c, int32_t outputs, const CaseArrays& arrays) {
+        Call k;
+        fqQuantDesc_t d;
+        check(fqQuantDescCreate(&d), "fqQuantDescCreate");
+        k.desc.reset(d);
+        k.outputs = outputs;
+        configure_call(d, c, outputs, arrays);
+        if (k.rowwise())
+            check(fqGetScaleBufferSize(d, c.p.rows, c.p.cols, FQ_OUTPUT_ROWWISE, &k.row_scales), "fqGetScaleBufferSize");
+        if (k.columnwise())
+            check(fqGetScaleBufferSize(d, c.p.rows, c.p.cols, FQ_OUTPUT_COLUMNWISE, &k.col_scales),
+                  "fqGetScaleBufferSize(COLUMNWISE)");
+        return k;
+    }
+
+    // Calls in one graph (4 GB of counted bytes, 2..20000) and the sets to rotate so that the bytes the calls
+    // touch cover 4x the L2 (at least 2; fewer fit in memory only where the sets are large, see sets_that_fit).
+    struct Rotation {
+        int iters, sets;
+    };
+    Rotation rotation(size_t bytes) const {
+        bytes = std::max<size_t>(bytes, 1);
+        const size_t target = size_t(4) * size_t(prop_.l2CacheSize);
+        const size_t iters = std::max<size_t>(2, std::min<size_t>(20000, size_t(4e9) / bytes));
+        return {int(iters), int(std::min(iters, std::max<size_t>(2, (target + bytes - 1) / bytes)))};
+    }
+
+    // Asks whether each call runs (with set 0's columnwise buffers: the library checks they are given) and
+    // how much workspace it needs (NVFP4 without a global amax reduces it, per expert under MoE, in device
+    // workspace: a pre-pass). Returns the kernels' names; throws ToolError("not run: ...") for a refusal.
+    std::string prepare(std::vector<Call>& calls, fqTensorLayout_t li, fqTensorLayout_t lo, const RotatedSets& sets) {
+        std::string kernels;
+        for (Call& k : calls) {
+            if (k.columnwise()) set_columnwise_buffers(k.desc.get(), sets.col_values.at(0), sets.col_scales.at(0));
+            char kernel[96] = "";
+            if (fqQuerySupport(h_, k.desc.get(), li, lo, kernel, sizeof kernel) != FQ_STATUS_SUCCESS)
+                throw ToolError(std::string("not run: ") + fqGetLastErrorMessage());
+            kernels += (kernels.empty() ? "" : "+") + std::string(kernel);
+            check(fqGetWorkspaceSize(h_, k.desc.get(), li, lo, &k.workspace), "fqGetWorkspaceSize");
+        }
+        return kernels;
+    }
+
+    // Sets of `sizes` to rotate: `wanted`, or fewer (at least 2) where they would not fit in 80% of the free
+    // device memory; 0, with the reason in *why, where 2 do not fit.
+    static int sets_that_fit(const SetSizes& sizes, int wanted, std::string* why) {
+        size_t free = 0, total = 0;
+        CK(cudaMemGetInfo(&free, &total));
+        const size_t budget = free / 10 * 8, one = sizes.total();
+        const size_t fit = budget / std::max<size_t>(one, 1);
+        if (fit < 2) {
+            *why = "2 rotated sets need " + human_bytes(2.0 * double(one)) + "; " + human_bytes(double(free)) +
+                   " of device memory is free";
+            return 0;
+        }
+        return int(std::min<size_t>(size_t(wanted), fit));
+    }
+
+    // One call on set i: the rowwise output as arguments, the columnwise one through the descriptor (its
+    // pointers are read at enqueue time, so each captured call keeps the set it was given).
+    void enqueue(Call& k, fqTensorLayout_t li, fqTensorLayout_t lo, const RotatedSets& sets, int i, void* workspace) {
+        if (k.columnwise()) set_columnwise_buffers(k.desc.get(), sets.col_values.at(i), sets.col_scales.at(i));
+        const bool row = k.rowwise();
+        check(fqQuantize(h_, k.desc.get(), li, sets.input.at(i), lo, row ? sets.values.at(i) : nullptr,
+                         row ? sets.scales.at(i) : nullptr, row ? k.row_scales : 0, k.workspace ? workspace : nullptr,
+                         k.workspace, reinterpret_cast<fqStream_t>(stream_)),
+              "fqQuantize");
+    }
+
     // The same-bytes copy, measured once per byte count in this run.
     double copy_us(size_t bytes, int iters, int nbuf) {
         auto it = copy_cache_.find(bytes);
@@ -256,74 +342,28 @@ private:
     fqHandle_t h_ = nullptr;
     cudaDeviceProp prop_{};
     cudaStream_t stream_ = nullptr;
-    void* static_scale_ = nullptr;
     int reps_;
     bool quiet_;
     std::map<size_t, double> copy_cache_;
 };
 
-std::vector<std::string> read_sweep_file(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw ToolError("--file: cannot open " + path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(f, line);) {
-        const size_t hash = line.find('#');
-        if (hash != std::string::npos) line.resize(hash);
-        if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
-    }
-    return lines;
-}
-
-std::vector<std::string> shell_words(const std::string& line) {
-    std::istringstream in(line);
-    std::vector<std::string> w;
-    for (std::string s; in >> s;) w.push_back(s);
-    return w;
-}
-
-// Every problem of a sweep, in table order: shape outermost, so one copy measurement serves a shape's rows.
-struct Item {
-    Problem p;
-    std::string variant;
-    int pdl;
-};
-std::vector<Item> expand(const Sweep& s) {
-    std::vector<Item> items;
-    for (long long t : s.tokens)
-        for (long long h : s.hidden)
-            for (int32_t scheme : s.schemes)
-                for (long long g : s.groups)
-                    for (int32_t act : s.acts)
-                        for (int32_t out : s.outs)
-                            for (int32_t layout : s.layouts)
-                                for (const std::string& v : s.variants)
-                                    for (long long pdl : s.pdl) {
-                                        Problem p;
-                                        p.rows = t;
-                                        p.cols = h;
-                                        p.scheme = scheme;
-                                        p.group = int32_t(g);
-                                        p.act = act;
-                                        p.gate = act == FQ_ACTIVATION_SWIGLU_OAI && s.gate == FQ_GATE_LAYOUT_NONE
-                                                     ? FQ_GATE_LAYOUT_SPLIT : s.gate;
-                                        p.in_type = s.in_type;
-                                        p.out = fit_out_type(scheme, out);
-                                        p.layout = layout;
-                                        p.pow2 = s.pow2 ? FQ_SCALE_ROUNDING_POW2_CEIL : 0;
-                                        if (s.e8m0) p.scale_type = FQ_TYPE_E8M0;
-                                        items.push_back({p, v, int(pdl)});
-                                    }
-    return items;
+Json num(double v) {
+    Json j;
+    j.kind = Json::Kind::Number;
+    j.number = v;
+    return j;
 }
 
 Json to_json_result(const Result& r) {
+    const Problem& p = r.c.p;
+    const bool moe = r.c.moe != FQ_MOE_LAYOUT_NONE;
     Json o = Json::make_object();
-    auto num = [](double v) { Json j; j.kind = Json::Kind::Number; j.number = v; return j; };
-    // The first keys are the ones tools/perf_report.py has always read.
-    o.set("tokens", Json::of(r.p.rows));
-    o.set("hidden", Json::of(r.p.cols));
+    // The first keys are the ones tools/perf_report.py has always read. tokens: the --tokens value (MASKED:
+    // max_m; CONTIGUOUS: M); rows: the 2-D layouts' rows.
+    o.set("tokens", Json::of(r.c.tokens));
+    o.set("hidden", Json::of(p.cols));
     o.set("layout", Json::of(r.layout));
-    o.set("variant", Json::of(r.variant));
+    o.set("variant", Json::of(r.c.variant));
     o.set("kernel", Json::of(r.kernel));
     o.set("bytes", Json::of(int64_t(r.bytes)));
     o.set("us", num(r.us));
@@ -331,37 +371,63 @@ Json to_json_result(const Result& r) {
     o.set("copy_us", num(r.copy_us));
     o.set("copy_gbps", num(r.copy_gbps()));
     o.set("pct_of_copy", num(r.pct()));
-    o.set("scheme", Json::of(scheme_name(r.p.scheme)));
-    o.set("group", Json::of(int64_t(r.p.group)));
-    o.set("activation", Json::of(activation_name(r.p.act)));
-    o.set("gate_layout", Json::of(gate_name(r.p.gate)));
-    o.set("in_type", Json::of(type_name(r.p.in_type)));
-    o.set("out_type", Json::of(type_name(r.p.out)));
-    o.set("scale_type", Json::of(type_name(r.p.resolved_scale_type())));
-    o.set("pdl", Json::of(int64_t(r.pdl)));
+    o.set("scheme", Json::of(scheme_name(p.scheme)));
+    o.set("group", Json::of(int64_t(p.group)));
+    o.set("activation", Json::of(activation_name(p.act)));
+    o.set("gate_layout", Json::of(gate_name(p.gate)));
+    o.set("in_type", Json::of(type_name(p.in_type)));
+    o.set("out_type", Json::of(type_name(p.out)));
+    o.set("scale_type", Json::of(type_name(p.resolved_scale_type())));
+    o.set("pdl", Json::of(int64_t(r.c.pdl)));
+    // MoE and columnwise outputs (every result has every key: the CSV's columns come from the first).
+    o.set("moe", Json::of(moe_name(r.c.moe)));
+    o.set("experts", Json::of(r.c.experts));
+    o.set("skew", Json::of(moe ? skew_name(r.c.skew) : std::string()));
+    o.set("max_m", Json::of(int64_t(r.c.moe == FQ_MOE_LAYOUT_MASKED ? r.c.tokens : 0)));
+    o.set("rows", Json::of(p.rows));
+    o.set("valid_rows", Json::of(r.valid_rows));
+    o.set("outputs", Json::of(outputs_name(r.c.outputs)));
+    o.set("col_block", Json::of(int64_t(r.c.columnwise() ? r.c.col_block : 0)));
+    o.set("col_transpose", Json::of(int64_t(r.c.col_transpose)));
+    o.set("bytes_input", Json::of(r.counted.input));
+    o.set("bytes_rowwise", Json::of(r.counted.row_values + r.counted.row_scales));
+    o.set("bytes_columnwise", Json::of(r.counted.col_values + r.counted.col_scales));
+    o.set("sets", Json::of(int64_t(r.sets)));
     o.set("status", Json::of(r.status));
     return o;
 }
 
+// Table labels of the new columns: "-" where a case has no MoE layout.
+std::string moe_label(const BenchCase& c) {
+    return c.moe == FQ_MOE_LAYOUT_NONE ? "-" : moe_name(c.moe) + "/" + skew_name(c.skew);
+}
+std::string outputs_label(const BenchCase& c) {
+    if (!c.columnwise()) return "row";
+    return (c.outputs == Outputs::Separate ? std::string("separate") : outputs_name(c.outputs)) + "/" +
+           std::to_string(c.col_block) + (c.col_transpose ? "T" : "");
+}
+
 void print_header() {
-    std::printf("%7s %6s %-10s %-8s %-6s %-8s %-4s %-14s %-22s %11s %9s %7s %9s %7s\n", "tokens", "hidden", "scheme", "act",
-                "out", "scales", "lay", "variant", "kernel", "bytes", "us", "GB/s", "copy us", "%copy");
+    std::printf("%7s %6s %-18s %4s %7s %-13s %-10s %-8s %-6s %-8s %-4s %-14s %-22s %11s %9s %7s %9s %7s\n", "tokens",
+                "hidden", "moe", "E", "valid", "outputs", "scheme", "act", "out", "scales", "lay", "variant", "kernel",
+                "bytes", "us", "GB/s", "copy us", "%copy");
 }
 
 void print_row(const Result& r) {
-    std::string scheme = scheme_name(r.p.scheme);
-    if (r.p.scheme == FQ_SCHEME_PER_GROUP) scheme += std::to_string(r.p.group);
-    std::string variant = r.variant + (r.pdl ? "+pdl" : "");
+    const Problem& p = r.c.p;
+    std::string scheme = scheme_name(p.scheme);
+    if (p.scheme == FQ_SCHEME_PER_GROUP) scheme += std::to_string(p.group);
+    const std::string variant = r.c.variant + (r.c.pdl ? "+pdl" : "");
+    const std::string experts = r.c.moe == FQ_MOE_LAYOUT_NONE ? "-" : std::to_string(r.c.experts);
+    std::printf("%7lld %6lld %-18s %4s %7lld %-13s %-10s %-8s %-6s %-8s %-4s %-14s ", (long long)r.c.tokens,
+                (long long)p.cols, moe_label(r.c).c_str(), experts.c_str(), (long long)r.valid_rows,
+                outputs_label(r.c).c_str(), scheme.c_str(), activation_name(p.act).c_str(), type_name(p.out).c_str(),
+                type_name(p.resolved_scale_type()).c_str(), r.layout.c_str(), variant.c_str());
     if (r.status != "ok") {
-        std::printf("%7lld %6lld %-10s %-8s %-6s %-8s %-4s %-14s %s\n", (long long)r.p.rows, (long long)r.p.cols, scheme.c_str(),
-                    activation_name(r.p.act).c_str(), type_name(r.p.out).c_str(), type_name(r.p.resolved_scale_type()).c_str(),
-                    r.layout.c_str(), variant.c_str(), r.status.c_str());
+        std::printf("%s\n", r.status.c_str());
         return;
     }
-    std::printf("%7lld %6lld %-10s %-8s %-6s %-8s %-4s %-14s %-22s %11zu %9.2f %7.0f %9.2f %6.1f%%\n", (long long)r.p.rows,
-                (long long)r.p.cols, scheme.c_str(), activation_name(r.p.act).c_str(), type_name(r.p.out).c_str(),
-                type_name(r.p.resolved_scale_type()).c_str(), r.layout.c_str(), variant.c_str(), r.kernel.c_str(), r.bytes,
-                r.us, r.gbps(), r.copy_us, r.pct());
+    std::printf("%-22s %11zu %9.2f %7.0f %9.2f %6.1f%%\n", r.kernel.c_str(), r.bytes, r.us, r.gbps(), r.copy_us, r.pct());
 }
 
 // plot_bench.py beside an installed fq (PREFIX/share/fusedquant), else in the source tree it was built from.
@@ -384,85 +450,81 @@ std::string csv_quote(const std::string& s) {
     return out + "\"";
 }
 
+void write_json(const std::string& path, const cudaDeviceProp& prop, const std::vector<Result>& results) {
+    Json doc = Json::make_object(), list = Json::make_array();
+    doc.set("device", Json::of(std::string(prop.name)));
+    doc.set("tool", Json::of(std::string("fq bench")));
+    doc.set("method", Json::of(std::string("CUDA-graph replay over rotated inputs (4x L2), median of reps; "
+                                           "copy = same-bytes cudaMemcpyAsync D2D in the same run")));
+    doc.set("bytes", Json::of(std::string("valid rows only: input of valid rows + values written for them per "
+                                          "output + each scale buffer whole; col+row-separate counts both's bytes")));
+    doc.set("skew_formula", Json::of(std::string(kSkewFormula)));
+    for (const Result& r : results) list.array.push_back(to_json_result(r));
+    doc.set("results", list);
+    std::ofstream(path) << to_json(doc) << "\n";
+}
+
+void write_csv(const std::string& path, const std::vector<Result>& results) {
+    std::ofstream csv(path);
+    const Json first = to_json_result(results.empty() ? Result{} : results[0]);
+    for (size_t k = 0; k < first.object.size(); ++k) csv << (k ? "," : "") << first.object[k].first;
+    csv << "\n";
+    for (const Result& r : results) {
+        const Json o = to_json_result(r);
+        for (size_t k = 0; k < o.object.size(); ++k) {
+            const Json& v = o.object[k].second;
+            csv << (k ? "," : "") << (v.kind == Json::Kind::String ? csv_quote(v.string) : to_json(v));
+        }
+        csv << "\n";
+    }
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
-    const Args args(argc, argv, kFlags);
+    const Args args(argc, argv, bench_flags());
     if (args.has("help")) {
         std::fputs(kBenchHelp, stdout);
         return 0;
     }
-    std::vector<std::string> known = kSweepOptions;
-    for (const char* o : {"file", "json", "csv", "plot", "reps", "help", "quiet"}) known.push_back(o);
-    args.only(known);
-
-    std::vector<Item> items;
-    if (args.has("file")) {
-        for (const std::string& line : read_sweep_file(args.get("file"))) {
-            const Args line_args(shell_words(line), kFlags);
-            line_args.only(kSweepOptions);
-            const auto more = expand(parse_sweep(line_args));
-            items.insert(items.end(), more.begin(), more.end());
-        }
-    } else {
-        items = expand(parse_sweep(args));
-    }
+    const std::vector<BenchCase> cases = bench_cases(args);
     std::string why;  // the sweep is parsed first, so a mistake in it shows on any machine
     if (!cuda_available(&why)) {
-        std::printf("fq bench: %s; nothing to measure (%zu measurements parsed)\n", why.c_str(), items.size());
+        std::printf("fq bench: %s; nothing to measure (%zu measurements parsed)\n", why.c_str(), cases.size());
         return 77;
     }
     Bench bench(int(args.get_int("reps", 7)), args.has("quiet"));
-    for (const Item& it : items) bench.variant_index(it.variant);  // unknown names fail before any measurement
+    for (const BenchCase& c : cases) bench.variant_index(c.variant);  // unknown names fail before any measurement
 
     const cudaDeviceProp& prop = bench.prop();
     std::printf("device: %s, %d SMs, L2 %d MB; %zu measurements; copy = same-bytes cudaMemcpyAsync D2D, same run\n",
-                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, items.size());
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, cases.size());
     print_header();
-    Progress progress("bench", items.size(), !args.has("quiet"));
+    Progress progress("bench", cases.size(), !args.has("quiet"));
     std::vector<Result> results;
-    for (size_t i = 0; i < items.size(); ++i) {
-        progress.update(i, items[i].p.describe());
-        results.push_back(bench.measure(items[i].p, items[i].variant, items[i].pdl));
+    for (size_t i = 0; i < cases.size(); ++i) {
+        progress.update(i, cases[i].describe());
+        results.push_back(bench.measure(cases[i]));
         progress.finish();  // the table row goes where the progress line was
         print_row(results.back());
         std::fflush(stdout);
     }
-    progress.update(items.size());
+    progress.update(cases.size());
     progress.finish();
 
     std::string json_path = args.get("json");
     if (json_path.empty() && args.has("plot")) json_path = args.get("plot") + ".json";
-    if (!json_path.empty()) {
-        Json doc = Json::make_object(), list = Json::make_array();
-        doc.set("device", Json::of(std::string(prop.name)));
-        doc.set("tool", Json::of(std::string("fq bench")));
-        doc.set("method", Json::of(std::string("CUDA-graph replay over rotated inputs (4x L2), median of reps; "
-                                               "copy = same-bytes cudaMemcpyAsync D2D in the same run")));
-        for (const Result& r : results) list.array.push_back(to_json_result(r));
-        doc.set("results", list);
-        std::ofstream(json_path) << to_json(doc) << "\n";
-    }
-    if (args.has("csv")) {
-        std::ofstream csv(args.get("csv"));
-        const Json first = to_json_result(results.empty() ? Result{} : results[0]);
-        for (size_t k = 0; k < first.object.size(); ++k) csv << (k ? "," : "") << first.object[k].first;
-        csv << "\n";
-        for (const Result& r : results) {
-            const Json o = to_json_result(r);
-            for (size_t k = 0; k < o.object.size(); ++k) {
-                const Json& v = o.object[k].second;
-                csv << (k ? "," : "") << (v.kind == Json::Kind::String ? csv_quote(v.string) : to_json(v));
-            }
-            csv << "\n";
-        }
-    }
+    if (!json_path.empty()) write_json(json_path, prop, results);
+    if (args.has("csv")) write_csv(args.get("csv"), results);
+    const auto failed = std::count_if(results.begin(), results.end(),
+                                      [](const Result& r) { return r.status.rfind("failed", 0) == 0; });
+    if (failed) std::fprintf(stderr, "fq bench: %ld measurement(s) failed at execution (status in the table)\n", long(failed));
     if (args.has("plot")) {
         const std::string cmd = "python3 \"" + plot_script() + "\" \"" + json_path + "\" \"" + args.get("plot") + "\"";
         if (std::system(cmd.c_str()) != 0)
             throw ToolError("--plot: `" + cmd + "` failed (it needs matplotlib: python3 -m pip install matplotlib)", 1);
     }
-    return 0;
+    return failed ? 1 : 0;
 }
 
 }  // namespace fqtool

@@ -23,6 +23,10 @@ def main(json_path, png_path):
         for r in rows:
             label = " ".join(str(r.get(k, "")) for k in ("scheme", "activation", "out_type", "layout", "variant"))
             label += " pdl" if r.get("pdl") else ""
+            if r.get("moe", "none") != "none":  # fq bench --moe: tokens is max_m (masked) or M (contiguous)
+                label += f" {r['moe']} E={r['experts']} {r['skew']}"
+            if r.get("outputs", "row") != "row":
+                label += f" {r['outputs']} block {r['col_block']}" + (" T" if r.get("col_transpose") else "")
             series.setdefault(label, []).append((r["tokens"], r["gbps"]))
         for label, pts in sorted(series.items()):
             pts.sort()
