@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
     const float bound = upper_bound(p);
     for (int rr = int(threadIdx.x) / 16; rr < bc; rr += kColRowsPerPass) {  // the same trip count in every lane
         const int64_t m = r0 + rr;
-        const RowOwner o = rr < tile_rows ? row_owner(p, m) : RowOwner{-1, 0, nullptr};
+        const RowOwner o = rr < tile_rows ? row_owner(p, m) : RowOwner{-1, 0, 0};
         const bool active = col_ok && o.expert >= 0;
         float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         if (active) activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);

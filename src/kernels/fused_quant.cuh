@@ -93,7 +93,8 @@ struct Params {
 struct RowOwner {
     int expert;           // -1: no expert owns the row; it is neither read nor written
     int64_t scale_row;    // the row's index in its scale block (MASKED: within the expert)
-    uint8_t* scales;      // its row-scale block
+    int64_t block;        // byte offset of its row-scale block in p.scales (an offset, not a pointer: in the
+                          // plain kernel it is the constant 0 and costs no register)
 };
 
 __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
@@ -101,7 +102,7 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         const int64_t e = r / p.expert_rows;
         const RowRange range = masked_rows(p.moe_counts, e, p.expert_rows);
         const int64_t i = r - range.first;
-        return {i < range.count ? int(e) : -1, i, p.scales + e * p.scale_block_bytes};
+        return {i < range.count ? int(e) : -1, i, e * p.scale_block_bytes};
     }
     if (p.moe == MoeLayout::Contiguous) {
         // The last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
@@ -115,9 +116,9 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         }
         const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
         const bool owned = r >= range.first && r < range.first + range.count;
-        return {owned ? lo : -1, r, p.scales};
+        return {owned ? lo : -1, r, 0};
     }
-    return {0, r, p.scales};
+    return {0, r, 0};
 }
 
 // Padding row v of all row-scale blocks (v < scale_blocks x padded rows past the logical ones): its block
@@ -126,7 +127,7 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
 // costs the whole kernel registers).
 __device__ __forceinline__ RowOwner padding_row(const Params& p, int64_t v) {
     const int per_block = int(p.sg.padded_rows - p.sg.rows), i = int(v);
-    return {0, p.sg.rows + i % per_block, p.scales + int64_t(i / per_block) * p.sg.bytes};
+    return {0, p.sg.rows + i % per_block, int64_t(i / per_block) * p.sg.bytes};
 }
 
 // ---- Programmatic dependent launch (sm_90+; no-ops when launched without the attribute) ----------
@@ -419,8 +420,8 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         float mul;
         const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, active), tensor_scale, mul);
         if (leader) {
-            o.scales[scale_offset(p.sg, o.scale_row, k)] = sbyte;
-            zero_scale_padding(p, o.scales, o.scale_row, k);
+            p.scales[o.block + scale_offset(p.sg, o.scale_row, k)] = sbyte;
+            zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
         if (active) {
             float v[8];
@@ -433,8 +434,8 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         if (!is_per_tensor(p.scheme)) {
             s = group_scale(group_amax(p, y, valid, active), scale_bound, p.quant);
             if (leader) {
-                store_scale(p.sg, o.scales, o.scale_row, k, s);
-                zero_scale_padding(p, o.scales, o.scale_row, k);
+                store_scale(p.sg, p.scales + o.block, o.scale_row, k, s);
+                zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
             }
         }
         if (active) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
@@ -445,9 +446,9 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
 // padding with it.
 template <bool kMx>
 __device__ __forceinline__ void zero_scale_slot(const Params& p, const RowOwner& o, int64_t k) {
-    if (kMx) o.scales[scale_offset(p.sg, o.scale_row, k)] = 0;
-    else store_scale(p.sg, o.scales, o.scale_row, k, 0.0f);
-    zero_scale_padding(p, o.scales, o.scale_row, k);
+    if (kMx) p.scales[o.block + scale_offset(p.sg, o.scale_row, k)] = 0;
+    else store_scale(p.sg, p.scales + o.block, o.scale_row, k, 0.0f);
+    zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
 }
 
 // The scale every group of expert e's rows shares (per-tensor schemes), or NVFP4's S_enc of expert e.
@@ -484,7 +485,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     if (m < p.rows) {
         // The plain kernel serves problems without a MoE layout only: the owner's registers would cost it
         // resident warps (spills under the 40-register cap).
-        const RowOwner o = kPlain ? RowOwner{0, m, p.scales} : row_owner(p, m);
+        const RowOwner o = kPlain ? RowOwner{0, m, 0} : row_owner(p, m);
         if (o.expert < 0) {
             let_consumer_start();
             return;
@@ -539,8 +540,8 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
     if (threadIdx.x == 0) {
-        store_scale(p.sg, o.scales, o.scale_row, 0, s);
-        zero_scale_padding(p, o.scales, o.scale_row, 0);
+        store_scale(p.sg, p.scales + o.block, o.scale_row, 0, s);
+        zero_scale_padding(p, p.scales + o.block, o.scale_row, 0);
     }
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
         float y[8];
