@@ -32,8 +32,10 @@ struct Variant {
     // Empty string: this variant runs `c`. Otherwise why it does not ("scheme MXFP8: ...").
     std::string (*refuse)(const OpConfig& c);
     fqStatus_t (*run)(const LaunchArgs& a);
-    // Never chosen by the dispatcher, only when pinned (FQ_HANDLE_VARIANT): measurement variants that
-    // deliberately break SPEC §0 (e.g. the hardware exponential), to show what the portable math costs.
+    // Never chosen by the dispatcher, only when pinned (FQ_HANDLE_VARIANT): measurement variants, e.g. one
+    // that deliberately breaks SPEC §0 (the hardware exponential, to show what the portable math costs;
+    // its `covers` says "not bit-exact", which the GPU tests and `fq check` skip) or kernel shapes under
+    // evaluation (sm90.group.x2, sm90.group.r2: bit-exact, compared with the host like every variant).
     bool benchmark_only = false;
 };
 
