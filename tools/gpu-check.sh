@@ -85,6 +85,7 @@ fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"
   bench bench-moe --file tools/fq/sweeps-moe.txt || status=1   # 1: a measurement failed at execution
+fi
 if asked multi; then
   # More bytes in flight per thread: 2 column tiles of a row (x2) or 2 rows per block (r2), all loads first.
   # Bit-exact (the test and check stages compare them with the host); registers per kernel first.
