@@ -57,6 +57,11 @@ inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t
     return g;
 }
 
+// Logical scale columns the storage covers, padding included (PACKED_UE8M0 counts words of four).
+FQ_HD int64_t padded_scale_cols(const ScaleGeometry& g) {
+    return g.layout == ScaleLayout::PackedUe8m0 ? 4 * g.padded_cols : g.padded_cols;
+}
+
 // Byte offset of S[m, k] in the buffer.
 FQ_HD int64_t scale_offset(ScaleLayout layout, int64_t ld, int64_t elem_bytes, int64_t groups, int64_t m,
                            int64_t k) {

@@ -162,11 +162,6 @@ std::vector<TensorScalars> tensor_scalars(const OpConfig& c, const uint16_t* in,
 
 // ---- Scale blocks and their padding (SPEC §0, §4) --------------------------------------------------------
 
-// Logical scale columns the storage covers (PACKED_UE8M0 counts words of four).
-int64_t padded_scale_cols(const ScaleGeometry& g) {
-    return g.layout == ScaleLayout::PackedUe8m0 ? 4 * g.padded_cols : g.padded_cols;
-}
-
 void zero_slot(const ScaleGeometry& g, uint8_t* block, int64_t m, int64_t k) {
     std::memset(block + scale_offset(g, m, k), 0, size_t(scale_type_bytes(g.type)));
 }

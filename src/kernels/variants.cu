@@ -57,7 +57,7 @@ __global__ void zero_scale_padding_kernel(ScaleGeometry g, uint8_t* base, int64_
 
 fqStatus_t launch_zero_scale_padding(const LaunchArgs& a, const ScaleGeometry& g, uint8_t* base, int64_t blocks,
                                      bool rows_only) {
-    const int64_t cols_padded = g.layout == ScaleLayout::PackedUe8m0 ? 4 * g.padded_cols : g.padded_cols;
+    const int64_t cols_padded = padded_scale_cols(g);
     const int64_t slots = blocks * ((g.padded_rows - g.rows) * cols_padded + (rows_only ? 0 : g.rows * (cols_padded - g.cols)));
     if (slots <= 0 || !base) return FQ_STATUS_SUCCESS;
     const unsigned grid = unsigned(std::min<int64_t>(ceil_div(slots, 256), 1024));
@@ -101,7 +101,7 @@ Params make_params(const LaunchArgs& a) {
                                               : c.rowwise()                ? a.scales
                                                                            : c.col_scales_ptr);
     p.global_amax = c.global_amax;
-    p.scale_cols_padded = c.scales.layout == ScaleLayout::PackedUe8m0 ? 4 * c.scales.padded_cols : c.scales.padded_cols;
+    p.scale_cols_padded = padded_scale_cols(c.scales);
     p.moe = c.moe;
     p.experts = int(c.experts());
     p.expert_rows = c.expert_rows;
