@@ -35,17 +35,18 @@ struct Case {
     // the outputs mask, the columnwise block and orientation.
     int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
     bool slot_counts = false;
+    bool every_gate = false;  // the gates run through all 65536 bit patterns (split, interleaved, not gated)
 
     std::string describe() const {
         char b[400];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
                       "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld "
-                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d",
+                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d",
                       act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
                       apply, in_type, ub,
                       prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign,
-                      moe, experts, int(slot_counts), outputs, col_block, transpose);
+                      moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate));
         return b;
     }
 };
@@ -69,6 +70,16 @@ std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_
             const uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
             v[size_t(c.misalign + m * ld + j)] = bits;
         }
+    if (c.every_gate) {  // gate of output (m, j) = pattern m * cols + j (mod 2^16): every table entry and miss
+        for (int64_t m = 0; m < c.rows; ++m)
+            for (int64_t j = 0; j < c.cols; ++j) {
+                const bool gate_first = c.order == FQ_GATE_ORDER_GATE_FIRST;
+                const int64_t col = c.gate == FQ_GATE_LAYOUT_NONE          ? j
+                                    : c.gate == FQ_GATE_LAYOUT_INTERLEAVED ? 2 * j + (gate_first ? 0 : 1)
+                                                                           : j + (gate_first ? 0 : c.cols);
+                v[size_t(c.misalign + m * ld + col)] = uint16_t(m * c.cols + j);
+            }
+    }
     return v;
 }
 
@@ -294,6 +305,19 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.act = 0; c.gate = 0; c.rows = 3; c.cols = 1032; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
     { Case c; c.rows = 33; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
 
+    // sm90.group.lut: every bf16 gate through its table (and its misses) for each activation with a table,
+    // rounding mode and gate arrangement (64 rows x 1024 outputs = 2^16 gates).
+    for (int32_t act : {FQ_ACTIVATION_SILU, FQ_ACTIVATION_GELU_ERF, FQ_ACTIVATION_GELU_TANH, FQ_ACTIVATION_SWIGLU_OAI})
+        for (int32_t rounding : {0, 1, 2})
+            for (int32_t gate : {FQ_GATE_LAYOUT_SPLIT, FQ_GATE_LAYOUT_INTERLEAVED, FQ_GATE_LAYOUT_NONE}) {
+                if (act == FQ_ACTIVATION_SWIGLU_OAI && gate == FQ_GATE_LAYOUT_NONE) continue;
+                Case c;
+                c.act = act, c.rounding = rounding, c.gate = gate, c.order = rounding == 1;
+                c.rows = 64, c.cols = 1024, c.every_gate = true, c.prob = rounding == 2;
+                if (rounding == 1) c.scheme = FQ_SCHEME_MXFP8, c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4;
+                cases.push_back(c);
+            }
+
     // Then a random sample of the whole space.
     auto one = [&](std::initializer_list<int32_t> xs) {
         std::vector<int32_t> v(xs);
@@ -382,8 +406,8 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
     Layout li(FQ_TYPE_BF16, rows, 2 * H, 2 * H), lo(FQ_TYPE_FP8_E4M3FN, rows, H, H);
     HostRun want(d, tail_in, tail, 2 * H, 2 * H, H);
     REQUIRE(want.status == FQ_STATUS_SUCCESS);
-    // The dispatcher's choice, then the benchmark-only kernels of 2 tiles a thread where this GPU has them
-    // (rows is odd: sm90.group.r2's last block has one row).
+    // The dispatcher's choice (sm90.group.lut on sm_90), then the benchmark-only kernels of 2 tiles a thread
+    // where this GPU has them (rows is odd: sm90.group.r2's last block has one row), and the table kernel.
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu.h, &n) == FQ_STATUS_SUCCESS);
     std::vector<std::pair<int32_t, std::string>> runs = {{-1, "auto"}};
@@ -391,7 +415,7 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
         char name[256];
         REQUIRE(fqGetVariantName(gpu.h, v, name, sizeof name) == FQ_STATUS_SUCCESS);
         const std::string s = name;
-        for (const char* multi : {"sm90.group.x2:", "sm90.group.r2:"})
+        for (const char* multi : {"sm90.group.x2:", "sm90.group.r2:", "sm90.group.lut:"})
             if (s.rfind(multi, 0) == 0) runs.push_back({v, s.substr(0, s.find(':'))});
     }
     for (const auto& run : runs) {

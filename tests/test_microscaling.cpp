@@ -8,6 +8,7 @@
 
 #include "common/activation.h"
 #include "common/quantize.h"
+#include "common/scale_layout.h"
 #include "fq_test_util.h"
 
 using namespace fqt;
@@ -530,4 +531,29 @@ TEST_CASE("a misaligned NVFP4 global amax pointer is refused before anything is 
     CHECK(a.status == FQ_STATUS_MISALIGNED);
     CHECK(a.message.find("FQ_QUANT_DESC_GLOBAL_AMAX_POINTER") != std::string::npos);
     CHECK(a.out == std::vector<uint8_t>(16, 0xAB));
+}
+
+TEST_CASE("ScaleStrides (five strides, no branch on the layout) give scale_offset for every layout, type and slot") {
+    using fq::ScaleLayout;
+    int64_t compared = 0;
+    for (ScaleLayout layout : {ScaleLayout::RowMajor, ScaleLayout::ColMajor, ScaleLayout::ColMajorTma,
+                               ScaleLayout::Swizzled128x4, ScaleLayout::PackedUe8m0})
+        for (fq::DType type : {fq::DType::Fp32, fq::DType::E8M0})
+            for (int64_t rows : {1, 5, 31, 33, 128, 130, 300})
+                for (int64_t groups : {1, 3, 4, 7, 56, 129}) {
+                    if (type == fq::DType::Fp32 && (layout == ScaleLayout::Swizzled128x4 || layout == ScaleLayout::PackedUe8m0))
+                        continue;  // byte scales only
+                    const fq::ScaleGeometry g = fq::make_scale_geometry(layout, type, rows, groups);
+                    const fq::ScaleStrides s = fq::scale_strides(g);
+                    for (int64_t m = 0; m < g.padded_rows; ++m)
+                        for (int64_t k = 0; k < fq::padded_scale_cols(g); ++k, ++compared) {
+                            CAPTURE(int(layout));
+                            CAPTURE(rows);
+                            CAPTURE(groups);
+                            CAPTURE(m);
+                            CAPTURE(k);
+                            REQUIRE(fq::scale_offset(s, m, k) == fq::scale_offset(g, m, k));
+                        }
+                }
+    MESSAGE(compared, " slots compared");
 }

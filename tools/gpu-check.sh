@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|torch|multi|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|multi|test,bench]  (default all)
+# lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
 # multi (not part of all): sm90.group against the benchmark-only sm90.group.x2 / sm90.group.r2.
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
@@ -100,6 +101,22 @@ if asked multi; then
     --layouts swizzled --variants $multi
   echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales"
   bench multi-silu-mx --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $multi
+fi
+if has lut; then
+  # The activation-table kernel (sm90.group.lut, chosen for large bf16 SiLU/GELU/SwiGLU-OAI problems) against
+  # the kernel that computes the activation (sm90.group), shape by shape; the dispatcher's threshold comes
+  # from where they cross.
+  lut=sm90.group,sm90.group.lut
+  echo "== fq bench: silu gated, fp8 e4m3fn per-group 128 (issue 3's shapes), row- and column-major scales"
+  bench lut-group --layouts row,col --variants $lut
+  echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales"
+  bench lut-silu-mx --tokens 1,128,1024,16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $lut
+  echo "== fq bench: SwiGLU-OAI (split) + MXFP8 16384 x 18432 and one row; GELU tanh + fp8 g128"
+  bench lut-swiglu --tokens 1,16384 --hidden 18432 --act swiglu_oai --scheme mxfp8 --layouts swizzled --variants $lut
+  bench lut-gelu --tokens 1024,16384 --hidden 7168 --act gelu_tanh,gelu_erf --layouts row --variants $lut
+  echo "== fq bench: MoE masked, skewed (E = 8, 64, 256)"
+  bench lut-moe --tokens 16384 --hidden 2048,7168 --moe masked --experts 8,64,256 --skew skewed --layouts row \
+    --variants $lut
 fi
 if has torch; then
   echo "== PyTorch peers"

@@ -55,14 +55,20 @@ FQ_HD float activate(Act a, float x) {
     }
 }
 
-// SwiGLU-OAI (gpt-oss): g' = min(g, limit); u' = clamp(u, -limit, limit); g' * sigmoid(alpha g') * (u' + beta).
-FQ_HD float swiglu_oai(float g, float u, const SwigluParams& p) {
-    // Written as comparisons, not fminf/fmaxf, so a NaN input propagates (as torch.clamp does).
+// SwiGLU-OAI (gpt-oss): g' = min(g, limit); u' = clamp(u, -limit, limit); g' * sigmoid(alpha g') * (u' + beta),
+// evaluated as (g' sigmoid(alpha g')) (u' + beta): the gate factor and the up factor, each a function of one
+// input (the CUDA activation tables store the gate factor).
+// Written as comparisons, not fminf/fmaxf, so a NaN input propagates (as torch.clamp does).
+FQ_HD float swiglu_gate(float g, const SwigluParams& p) {
     const float gc = g > p.limit ? p.limit : g;
-    const float uc = u > p.limit ? p.limit : (u < -p.limit ? -p.limit : u);
     const float sig = 1.0f / (1.0f + portable_exp_normal_range(-p.alpha * gc));
-    return gc * sig * (uc + p.beta);
+    return gc * sig;
 }
+FQ_HD float swiglu_up(float u, const SwigluParams& p) {
+    const float uc = u > p.limit ? p.limit : (u < -p.limit ? -p.limit : u);
+    return uc + p.beta;
+}
+FQ_HD float swiglu_oai(float g, float u, const SwigluParams& p) { return swiglu_gate(g, p) * swiglu_up(u, p); }
 
 // The gated activation act(g) * u with the intermediate-rounding mode of SPEC §2.
 FQ_HD float activate_gated(Act a, float g, float u, Rounding r, InType t, const SwigluParams& p) {

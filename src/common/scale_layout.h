@@ -82,6 +82,30 @@ FQ_HD int64_t scale_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
     return scale_offset(g.layout, g.ld, g.elem_bytes, g.cols, m, k);
 }
 
+// The same offset without a switch: every layout above is affine in the digits of m (m / 128, m % 128 / 32,
+// m % 32) and of k (k / 4, k % 4), so five strides describe it. Kernels take these (no branch on the layout
+// per scale); tests/test_scale_repack.cpp checks them against scale_offset.
+struct ScaleStrides {
+    int64_t rows128, rows32, row;  // bytes per 128 rows, per 32 rows within them, per row within those
+    int64_t cols4, col;            // bytes per 4 scale columns, per column within them
+};
+
+inline ScaleStrides scale_strides(const ScaleGeometry& g) {
+    const int64_t eb = g.elem_bytes;
+    switch (g.layout) {
+        case ScaleLayout::RowMajor: return {128 * g.ld * eb, 32 * g.ld * eb, g.ld * eb, 4 * eb, eb};
+        case ScaleLayout::ColMajor:
+        case ScaleLayout::ColMajorTma: return {128 * eb, 32 * eb, eb, 4 * g.ld * eb, g.ld * eb};
+        case ScaleLayout::Swizzled128x4: return {(g.cols + 3) / 4 * 512, 4, 16, 512, 1};
+        case ScaleLayout::PackedUe8m0: return {512, 128, 4, 4 * g.ld, 1};
+    }
+    return {};
+}
+
+FQ_HD int64_t scale_offset(const ScaleStrides& s, int64_t m, int64_t k) {
+    return (m >> 7) * s.rows128 + ((m >> 5) & 3) * s.rows32 + (m & 31) * s.row + (k >> 2) * s.cols4 + (k & 3) * s.col;
+}
+
 // The inverse of scale_offset: which S[m, k] the scale starting at byte `offset` of the buffer holds, or
 // none (valid false) where the layout puts padding. `offset` is a multiple of the scale's size (4 for fp32,
 // else 1; a PACKED_UE8M0 word holds four byte scales).

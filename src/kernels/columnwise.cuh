@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
         if (h < p.cols && half == 0) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
     } else if (!per_tensor) {
         s = group_scale(a, bound, p.quant);
-        if (h < p.cols && half == 0) store_scale(p.col_sg, scale_block, h, b, s);
+        if (h < p.cols && half == 0) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
     }
     const float inv_s = 1.0f / s;
     for (int i0 = first_row; i0 < first_row + half_rows; i0 += 8) {

@@ -62,6 +62,7 @@ struct Params {
     int group_shift;  // log2 of the group size (per-group)
     int lanes_per_group;
     ScaleGeometry sg;
+    ScaleStrides ss;  // sg's byte offsets without a branch on the layout
     const float* static_scale;
     const float* scale_ub;
     unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized); NVFP4
@@ -162,8 +163,39 @@ __device__ __forceinline__ Half8 load8(const uint16_t* p, int valid) {
     else return load_half8_scalar(p, valid);
 }
 
+// The same 16-byte loads as 32-bit words (two inputs each): what the table kernel keeps in registers (a
+// Half8 costs a register per input).
+struct RawWords {
+    uint4 a, b;
+};
+
+template <class S>
+__device__ __forceinline__ RawWords load_words(const Params& p, int64_t m, int j0) {
+    const uint16_t* row = p.in + m * p.in_ld;
+    RawWords r{};
+    if constexpr (S::gate == GateKind::None) {
+        r.a = __ldcs(reinterpret_cast<const uint4*>(row + j0));
+    } else if constexpr (S::gate == GateKind::Interleaved) {
+        r.a = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0));
+        r.b = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0 + 8));
+    } else {
+        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
+        r.a = __ldcs(reinterpret_cast<const uint4*>(row + c.gate));
+        r.b = __ldcs(reinterpret_cast<const uint4*>(row + c.up));
+    }
+    return r;
+}
+
+__device__ __forceinline__ Raw8 raw8_of(const RawWords& w) {
+    Raw8 r;
+    memcpy(&r.a, &w.a, 16);
+    memcpy(&r.b, &w.b, 16);
+    return r;
+}
+
 template <class S, bool kVec>
 __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
+    if constexpr (kVec) return raw8_of(load_words<S>(p, m, j0));
     const uint16_t* row = p.in + m * p.in_ld;
     const int valid = outputs_left(p, j0);
     Raw8 r;
@@ -180,23 +212,27 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
     return r;
 }
 
+// The 16-bit gate and up inputs of output i of 8 (not gated: the gate only).
+template <class S>
+__device__ __forceinline__ void gate_and_up_bits(const Params& p, const Raw8& r, int i, uint16_t& gb, uint16_t& ub) {
+    gb = r.a.h[i];
+    if constexpr (S::gate == GateKind::TwoStreams) ub = r.b.h[i];
+    if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
+        const Half8& h = i < 4 ? r.a : r.b;
+        const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
+        const bool gate_first = p.order == GateOrder::GateFirst;
+        gb = gate_first ? even : odd;
+        ub = gate_first ? odd : even;
+    }
+}
+
 // The fp32 gate and up values of output i of 8 (not gated: g only).
 template <class S>
 __device__ __forceinline__ void gate_and_up(const Params& p, const Raw8& r, int i, float& g, float& u) {
-    if constexpr (S::gate == GateKind::None) {
-        g = load_input(S::in, r.a.h[i]);
-    } else {
-        uint16_t gb = r.a.h[i], ub = r.b.h[i];
-        if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
-            const Half8& h = i < 4 ? r.a : r.b;
-            const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
-            const bool gate_first = p.order == GateOrder::GateFirst;
-            gb = gate_first ? even : odd;
-            ub = gate_first ? odd : even;
-        }
-        g = load_input(S::in, gb);
-        u = load_input(S::in, ub);
-    }
+    uint16_t gb, ub = 0;
+    gate_and_up_bits<S>(p, r, i, gb, ub);
+    g = load_input(S::in, gb);
+    if constexpr (S::gate != GateKind::None) u = load_input(S::in, ub);
 }
 
 // Output i of 8, before the routing probability, through the shared FQ_HD code of src/common.
@@ -328,8 +364,7 @@ __device__ __forceinline__ void store8(uint8_t* dst, uint2 w, int valid) {
     }
 }
 
-__device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* block, int64_t m, int64_t k, float s) {
-    uint8_t* dst = block + scale_offset(g, m, k);
+__device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* dst, float s) {
     if (g.type == DType::E8M0) *dst = e8m0_of_pow2(s);
     else *reinterpret_cast<float*>(dst) = s;
 }
@@ -338,7 +373,7 @@ __device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* blo
 // zero, written by the thread that writes the row's last scale. Only byte scales have column padding.
 __device__ __forceinline__ void zero_scale_padding(const Params& p, uint8_t* block, int64_t m, int64_t k) {
     if (k != p.sg.cols - 1) return;
-    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[scale_offset(p.sg, m, c)] = 0;
+    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[scale_offset(p.ss, m, c)] = 0;
 }
 
 __device__ __forceinline__ float upper_bound(const Params& p) {
@@ -420,7 +455,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         float mul;
         const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, active), tensor_scale, mul);
         if (leader) {
-            p.scales[o.block + scale_offset(p.sg, o.scale_row, k)] = sbyte;
+            p.scales[o.block + scale_offset(p.ss, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
         if (active) {
@@ -434,7 +469,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         if (!is_per_tensor(p.scheme)) {
             s = group_scale(group_amax(p, y, valid, active), scale_bound, p.quant);
             if (leader) {
-                store_scale(p.sg, p.scales + o.block, o.scale_row, k, s);
+                store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, k), s);
                 zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
             }
         }
@@ -446,8 +481,9 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
 // padding with it.
 template <bool kMx>
 __device__ __forceinline__ void zero_scale_slot(const Params& p, const RowOwner& o, int64_t k) {
-    if (kMx) p.scales[o.block + scale_offset(p.sg, o.scale_row, k)] = 0;
-    else store_scale(p.sg, p.scales + o.block, o.scale_row, k, 0.0f);
+    uint8_t* dst = p.scales + o.block + scale_offset(p.ss, o.scale_row, k);
+    if (kMx) *dst = 0;
+    else store_scale(p.sg, dst, 0.0f);
     zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
 }
 
@@ -586,7 +622,7 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
     if (threadIdx.x == 0) {
-        store_scale(p.sg, p.scales + o.block, o.scale_row, 0, s);
+        store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, 0), s);
         zero_scale_padding(p, p.scales + o.block, o.scale_row, 0);
     }
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read

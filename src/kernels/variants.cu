@@ -1,5 +1,6 @@
 // The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
 #include "columnwise.cuh"
+#include "lut_group.cuh"
 
 namespace fq::cuda {
 
@@ -15,6 +16,11 @@ FQ_DECLARE_FOR(Act::GeluTanh)
 FQ_DECLARE_FOR(Act::Relu)
 FQ_DECLARE_FOR(Act::ReluSquared)
 FQ_DECLARE_FOR(Act::SwigluOai)
+// The activation-table kernels: SiLU, GELU erf / tanh, SwiGLU-OAI (instantiate_lut.cu.in).
+FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::Silu)
+FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluErf)
+FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluTanh)
+FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::SwigluOai)
 // The benchmark-only kernels of two tiles a thread: SiLU and identity only (instantiate_group_multi.cu.in).
 #define FQ_DECLARE_MULTI_FOR(ACT) FQ_FOR_EACH_MULTI_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
 FQ_DECLARE_MULTI_FOR(Act::Identity)
@@ -90,6 +96,7 @@ Params make_params(const LaunchArgs& a) {
     p.lanes_per_group = blocks_of_a_row ? int(c.group / 8) : 1;
     p.group_shift = c.group == 16 ? 4 : c.group == 32 ? 5 : c.group == 64 ? 6 : 7;
     p.sg = c.scales;
+    p.ss = scale_strides(c.scales);
     p.static_scale = c.static_scale;
     p.scale_ub = c.scale_ub;
     // The tensor amax accumulates in the scale slot (per-tensor dynamic) or, for NVFP4 without the caller's
@@ -166,6 +173,16 @@ fqStatus_t run_group_multi(const LaunchArgs& a) {
     return fail(FQ_STATUS_INTERNAL_ERROR, "benchmark-only multi-tile variant launched for activation {}", int(a.cfg.act));
 }
 
+fqStatus_t run_group_lut(const LaunchArgs& a) {
+    switch (a.cfg.act) {
+        case Act::Silu: return run_lut_group_for<Act::Silu, true>(a);
+        case Act::GeluErf: return run_lut_group_for<Act::GeluErf, true>(a);
+        case Act::GeluTanh: return run_lut_group_for<Act::GeluTanh, true>(a);
+        case Act::SwigluOai: return run_lut_group_for<Act::SwigluOai, true>(a);
+        default: return fail(FQ_STATUS_INTERNAL_ERROR, "sm90.group.lut launched for activation {}", int(a.cfg.act));
+    }
+}
+
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_token(const LaunchArgs& a) {
     return with_activation(a.cfg.act, [&](auto act) { return run_token_for<act.value, kVec, kHwCvt, kPdl>(a); });
@@ -208,6 +225,16 @@ std::string refuse_hardware_exp(const OpConfig& c) {
     return refuse_group<true>(c);
 }
 
+std::string refuse_group_lut(const OpConfig& c) {
+    if (c.in_type != InType::Bf16) return "indexes its activation table by bf16 inputs";
+    if (!has_activation_table(c.act)) return "runs SiLU, GELU (erf, tanh) and SwiGLU-OAI, the activations with a table";
+    return refuse_group<true>(c);
+}
+
+// The table costs about a microsecond per launch (each block builds it): below ~1M outputs the plain group
+// kernel is as fast (docs/perf.md).
+bool group_lut_pays(const OpConfig& c) { return c.rows * c.cols >= (int64_t(1) << 20); }
+
 std::string refuse_group_multi(const OpConfig& c) {
     if (c.act != Act::Silu && c.act != Act::Identity)
         return "benchmark-only: compiled for SiLU and identity only (instantiate_group_multi.cu.in)";
@@ -244,6 +271,7 @@ void register_cuda_variants(std::vector<Variant>& t) {
     constexpr int kAny = 1000;
     // Most specific first: sm_90 (hardware fp8 cvt + programmatic dependent launch), sm_89 (hardware
     // cvt), sm_80 (software RNE encoding). Each has a 16-byte IO version and an element-IO version.
+    t.push_back({"sm90.group.lut", "sm90.group for bf16 SiLU / GELU / SwiGLU-OAI: the gate's activation from a table in shared memory, persistent blocks; large problems", Backend::Cuda, 90, kAny, refuse_group_lut, run_group_lut, false, group_lut_pays});
     t.push_back({"sm90.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
