@@ -689,7 +689,9 @@ fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const 
         cfg.numAttrs = 1;
     }
     const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p, extra...);
-    return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
+    if (e == cudaSuccess) return FQ_STATUS_SUCCESS;
+    (void)cudaGetLastError();  // reported here: not left for the next cudaGetLastError (a later call's check)
+    return launch_error(e);
 }
 
 template <class Kernel, class... Extra>

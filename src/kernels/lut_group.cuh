@@ -199,10 +199,10 @@ __global__ void __launch_bounds__(kLutThreads, 1) lut_group_quant(const __grid_c
         zero_scale_slot<kMx>(p, padding_row(p, i / p.sg.cols), i % p.sg.cols);
 }
 
-// Allows the kernel its 140 KB of dynamic shared memory, once per device.
+// Allows `kernel` its 140 KB of dynamic shared memory, once per device: `done` is the kernel's own set of
+// devices (one static per kernel instantiation, in its launcher).
 template <class Kernel>
-fqStatus_t allow_lut_smem(Kernel kernel, int device) {
-    static std::atomic<uint64_t> done{0};
+fqStatus_t allow_lut_smem(Kernel kernel, int device, std::atomic<uint64_t>& done) {
     const uint64_t bit = uint64_t(1) << (device & 63);
     if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kLutSmemBytes));
@@ -215,7 +215,8 @@ fqStatus_t allow_lut_smem(Kernel kernel, int device) {
 template <class S, bool kPdl, bool kMx>
 fqStatus_t launch_lut_group_quant(const LaunchArgs& a, const Params& p) {
     const auto kernel = lut_group_quant<S, kMx>;
-    FQ_TRY(allow_lut_smem(kernel, a.device));
+    static std::atomic<uint64_t> smem_allowed{0};
+    FQ_TRY(allow_lut_smem(kernel, a.device, smem_allowed));
     const int64_t tiles = p.rows * ceil_div(int64_t(p.cols), int64_t(kLutChunk));
     const int64_t wanted = std::max<int64_t>(ceil_div(tiles, int64_t(kLutThreads / 32)), 1);
     const unsigned blocks = unsigned(std::min<int64_t>(wanted, std::max(a.sm_count, 1)));
