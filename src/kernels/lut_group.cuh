@@ -129,8 +129,13 @@ __device__ __forceinline__ void activate8_table(const Params& p, uint32_t table,
         constexpr Rounding kRounding = decltype(rounding)::value;
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
+#ifdef FQ_LUT_LAB_NO_TABLE  // measurement only (tools/lab): the gate itself instead of its table entry
+            y[2 * k] = with_up<S, kRounding>(p, bf16_to_float(uint16_t(g2[k])), uint16_t(u2[k] & 0xFFFFu));
+            y[2 * k + 1] = with_up<S, kRounding>(p, bf16_to_float(uint16_t(g2[k] >> 16)), uint16_t(u2[k] >> 16));
+#else
             y[2 * k] = with_up<S, kRounding>(p, table_entry(table, g2[k] & 0xFFFFu), uint16_t(u2[k] & 0xFFFFu));
             y[2 * k + 1] = with_up<S, kRounding>(p, table_entry(table, g2[k] >> 16), uint16_t(u2[k] >> 16));
+#endif
         }
     };
     if (S::gate == GateKind::None || p.rounding == Rounding::Fp32)
@@ -181,10 +186,16 @@ __global__ void __launch_bounds__(kLutThreads, 1) lut_group_quant(const __grid_c
             RawWords next{};
             if (col_ok && next_owner.expert >= 0) next = load_words<S>(p, m, j0);
             for (; m < p.rows; m += grid_rows) {
-                const RawWords raw = next;
+                RawWords raw = next;
                 const RowOwner o = next_owner;
+#ifndef FQ_LUT_LAB_NO_PREFETCH
                 next_owner = owner_or_none(p, m + grid_rows);  // the next row's loads fly while this one computes
                 if (col_ok && next_owner.expert >= 0) next = load_words<S>(p, m + grid_rows, j0);
+#else  // measurement only (tools/lab): each row's loads right before its computation
+                next_owner = owner_or_none(p, m + grid_rows);
+                const RawWords now = col_ok && o.expert >= 0 ? load_words<S>(p, m, j0) : RawWords{};
+                raw = now;
+#endif
                 if (o.expert < 0) continue;  // warp-uniform: the owner depends on the row only
                 float y[8];
                 if (col_ok) activate8_table<S>(p, table, raw, m, y);
