@@ -406,8 +406,8 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
     Layout li(FQ_TYPE_BF16, rows, 2 * H, 2 * H), lo(FQ_TYPE_FP8_E4M3FN, rows, H, H);
     HostRun want(d, tail_in, tail, 2 * H, 2 * H, H);
     REQUIRE(want.status == FQ_STATUS_SUCCESS);
-    // The dispatcher's choice (sm90.group.lut on sm_90), then the benchmark-only kernels of 2 tiles a thread
-    // where this GPU has them (rows is odd: sm90.group.r2's last block has one row), and the table kernel.
+    // The dispatcher's choice, then the benchmark-only kernels where this GPU has them: 2 tiles a thread (rows
+    // is odd: sm90.group.r2's last block has one row) and the activation table.
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu.h, &n) == FQ_STATUS_SUCCESS);
     std::vector<std::pair<int32_t, std::string>> runs = {{-1, "auto"}};

@@ -103,20 +103,17 @@ if asked multi; then
   bench multi-silu-mx --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $multi
 fi
 if has lut; then
-  # The activation-table kernel (sm90.group.lut, chosen for large bf16 SiLU/GELU/SwiGLU-OAI problems) against
-  # the kernel that computes the activation (sm90.group), shape by shape; the dispatcher's threshold comes
-  # from where they cross.
+  # The benchmark-only activation-table kernel (sm90.group.lut) against the kernel that computes the activation
+  # (sm90.group), shape by shape.
   lut=sm90.group,sm90.group.lut
-  echo "== fq bench: silu gated, fp8 e4m3fn per-group 128 (issue 3's shapes), row- and column-major scales"
-  bench lut-group --layouts row,col --variants $lut
-  echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales"
-  bench lut-silu-mx --tokens 1,128,1024,16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $lut
-  echo "== fq bench: SwiGLU-OAI (split) + MXFP8 16384 x 18432 and one row; GELU tanh + fp8 g128"
+  echo "== fq bench: silu gated, fp8 e4m3fn per-group 128 (issue 3's shapes)"
+  bench lut-group --tokens 1,1024,16384 --layouts row --variants $lut
+  echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales; SwiGLU-OAI + MXFP8; GELU tanh / erf + fp8 g128"
+  bench lut-silu-mx --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $lut
   bench lut-swiglu --tokens 1,16384 --hidden 18432 --act swiglu_oai --scheme mxfp8 --layouts swizzled --variants $lut
-  bench lut-gelu --tokens 1024,16384 --hidden 7168 --act gelu_tanh,gelu_erf --layouts row --variants $lut
-  echo "== fq bench: MoE masked, skewed (E = 8, 64, 256)"
-  bench lut-moe --tokens 16384 --hidden 2048,7168 --moe masked --experts 8,64,256 --skew skewed --layouts row \
-    --variants $lut
+  bench lut-gelu --tokens 16384 --hidden 7168 --act gelu_tanh,gelu_erf --layouts row --variants $lut
+  echo "== fq bench: MoE masked, skewed (max_m 1024, E = 8, 32)"
+  bench lut-moe --tokens 1024 --hidden 2048,7168 --moe masked --experts 8,32 --skew skewed --layouts row --variants $lut
 fi
 if has torch; then
   echo "== PyTorch peers"

@@ -39,7 +39,6 @@ fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, co
     for (const Variant* v : candidates) {
         if (v->benchmark_only) continue;
         std::string why = v->refuse(c);
-        if (why.empty() && v->pays && !v->pays(c)) continue;  // a later variant runs it for less
         if (why.empty()) {
             *chosen = v;
             return FQ_STATUS_SUCCESS;

@@ -37,10 +37,6 @@ struct Variant {
     // its `covers` says "not bit-exact", which the GPU tests and `fq check` skip) or kernel shapes under
     // evaluation (sm90.group.x2, sm90.group.r2: bit-exact, compared with the host like every variant).
     bool benchmark_only = false;
-    // The dispatcher takes this variant only where it returns true (NULL: wherever refuse accepts); pinned,
-    // it runs whatever refuse accepts. For kernels with a fixed cost per launch that pays only on large
-    // problems (sm90.group.lut builds a table in every block).
-    bool (*pays)(const OpConfig& c) = nullptr;
 };
 
 // Every variant of every compiled backend, in selection order.

@@ -12,10 +12,11 @@
 // Layout of the table: entry of gate bits b at window[b - kLutFirst], so positive gates sit at [0, span)
 // and negative ones at [0x8000, 0x8000 + span): no sign arithmetic per lookup, for 140 KB of shared memory
 // of which 24 KB are used. That is one block of 1024 threads per SM, persistent: the table is built once
-// per SM, and each warp walks the rows of one 256-output column chunk (prefetching the next row's inputs
-// while it computes the current one), so no division per tile and two tiles' loads in flight per thread.
-// The table costs ~1 us per launch: the dispatcher takes this variant only for large problems
-// (lut_pays), the others run group_quant.
+// per SM, and each warp walks the rows of one 256-output column chunk (no division per tile). Loading the
+// next row's inputs before computing the current one measured slower (335 against 308 us at 16384 x 7168).
+// Measured on the H100 (docs/perf.md, tools/lab/lut_lab.sh): slower than group_quant at every shape, and
+// exactly as slow with the lookups replaced by the bare gate: in this persistent shape the quantization
+// and the per-tile work, at 32 warps an SM, are what limit it, not the activation. Benchmark-only.
 #pragma once
 
 #include <algorithm>
@@ -149,10 +150,6 @@ __device__ __forceinline__ void activate8_table(const Params& p, uint32_t table,
     }
 }
 
-__device__ __forceinline__ RowOwner owner_or_none(const Params& p, int64_t m) {
-    return m < p.rows ? row_owner(p, m) : RowOwner{-1, 0, 0};
-}
-
 // Warps form a grid of R rows x C column chunks (C = min(chunks, warps)); warp (r, c) runs rows r, r + R,
 // ... of chunks c, c + C, ...: a warp tile is 256 outputs of one row, the quantization is group_quant's
 // (quantize_activated: group amax by shuffles, scales straight into the layout). Rows no expert owns are
@@ -181,22 +178,10 @@ __global__ void __launch_bounds__(kLutThreads, 1) lut_group_quant(const __grid_c
         for (int c = warp % grid_cols; c < chunks; c += grid_cols) {
             const int j0 = c * kLutChunk + lane * 8;
             const bool col_ok = j0 < p.cols;
-            int64_t m = warp / grid_cols;
-            RowOwner next_owner = owner_or_none(p, m);
-            RawWords next{};
-            if (col_ok && next_owner.expert >= 0) next = load_words<S>(p, m, j0);
-            for (; m < p.rows; m += grid_rows) {
-                RawWords raw = next;
-                const RowOwner o = next_owner;
-#ifndef FQ_LUT_LAB_NO_PREFETCH
-                next_owner = owner_or_none(p, m + grid_rows);  // the next row's loads fly while this one computes
-                if (col_ok && next_owner.expert >= 0) next = load_words<S>(p, m + grid_rows, j0);
-#else  // measurement only (tools/lab): each row's loads right before its computation
-                next_owner = owner_or_none(p, m + grid_rows);
-                const RawWords now = col_ok && o.expert >= 0 ? load_words<S>(p, m, j0) : RawWords{};
-                raw = now;
-#endif
+            for (int64_t m = warp / grid_cols; m < p.rows; m += grid_rows) {
+                const RowOwner o = row_owner(p, m);
                 if (o.expert < 0) continue;  // warp-uniform: the owner depends on the row only
+                const RawWords raw = col_ok ? load_words<S>(p, m, j0) : RawWords{};
                 float y[8];
                 if (col_ok) activate8_table<S>(p, table, raw, m, y);
                 quantize_activated<true, true, kMx>(p, o, m, j0, col_ok ? 8 : 0, y, col_ok, tensor_scale_of(p, o.expert),

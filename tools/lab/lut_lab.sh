@@ -6,7 +6,7 @@ set -u
 out=${1:-${OUT:-$PWD/gpu-out}}
 h=src/kernels/lut_group.cuh
 cp $h /tmp/lut_group.cuh.orig
-for mode in NONE FQ_LUT_LAB_NO_TABLE FQ_LUT_LAB_NO_PREFETCH; do
+for mode in NONE FQ_LUT_LAB_NO_TABLE; do
   cp /tmp/lut_group.cuh.orig $h
   [[ $mode != NONE ]] && sed -i "0,/^#pragma once/s//#pragma once\n#define $mode 1/" $h
   cmake --build build-gpu -j16 --target fq >/dev/null 2>&1 || { echo "build $mode failed"; continue; }
