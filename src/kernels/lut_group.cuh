@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <atomic>
 
-#include <cuda_bf16.h>
 
 #include "fused_quant.cuh"
 
