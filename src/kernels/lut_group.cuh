@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <atomic>
 
-
 #include "fused_quant.cuh"
 
 namespace fq::cuda {
