@@ -214,11 +214,7 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
     const bool per_tensor = is_per_tensor(c.scheme);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
-            FQ_TRY(prepare_tensor_amax(a, p));
-            FQ_TRY(launch(tensor_amax<S, kVec, false>, dim3(unsigned(c.rows), unsigned(ceil_div(c.cols, int64_t(kThreads) * 8))),
-                          dim3(kThreads), a, kPdl, p));
-        }
+        FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, false)));
         if (c.rowwise() && c.scheme == Scheme::PerToken)
             FQ_TRY(launch(token_quant<S, kVec, kHwCvt>, dim3(unsigned(c.rows + padding_rows_total(p))), dim3(kTokenThreads),
                           a, kPdl, p));
@@ -241,12 +237,6 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
     });
 }
 
-#define FQ_FOR_EACH_COLUMNWISE_LAUNCHER(X, ACT)                                          \
-    X(template fqStatus_t run_columnwise_for<ACT, true, true, true>(const LaunchArgs&);)  \
-    X(template fqStatus_t run_columnwise_for<ACT, false, true, true>(const LaunchArgs&);) \
-    X(template fqStatus_t run_columnwise_for<ACT, true, true, false>(const LaunchArgs&);) \
-    X(template fqStatus_t run_columnwise_for<ACT, false, true, false>(const LaunchArgs&);) \
-    X(template fqStatus_t run_columnwise_for<ACT, true, false, false>(const LaunchArgs&);) \
-    X(template fqStatus_t run_columnwise_for<ACT, false, false, false>(const LaunchArgs&);)
+#define FQ_FOR_EACH_COLUMNWISE_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_columnwise_for, ACT)
 
 }  // namespace fq::cuda

@@ -252,6 +252,14 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
     }
 }
 
+// The routing probability of row m multiplied into its 8 outputs (SPEC §2), where the descriptor has one.
+__device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float y[8]) {
+    if (!p.row_prob) return;
+    const float prob = p.row_prob[m];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
+}
+
 template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
     if constexpr (kPlain && S::act == Act::Silu) {
@@ -273,11 +281,7 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
 #pragma unroll
         for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     }
-    if (p.row_prob) {
-        const float prob = p.row_prob[m];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
-    }
+    apply_row_prob(p, m, y);
 }
 
 // ---- Quantizing 8 outputs --------------------------------------------------------------------------
@@ -715,6 +719,18 @@ fqStatus_t with_shape(const OpConfig& c, F&& f) {
     return with_gate(std::integral_constant<InType, InType::Fp16>{});
 }
 
+// Step 1 of per-tensor dynamic, and of NVFP4 without the caller's global amax: each expert's amax into its
+// word (kPlain: the FP32 activation body, for problems with neither intermediate rounding nor MoE).
+template <class S, bool kVec, bool kPdl>
+fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
+    const OpConfig& c = a.cfg;
+    if (c.scheme != Scheme::PerTensorDynamic && (c.scheme != Scheme::Nvfp4 || c.global_amax)) return FQ_STATUS_SUCCESS;
+    FQ_TRY(prepare_tensor_amax(a, p));
+    const auto kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
+    const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
+    return launch(kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p);
+}
+
 // Grid: ceil(rows / kRows) data blocks, then the padding-row blocks, in x; column blocks of kTiles x 1024 in y.
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, int kTiles, int kRows>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
@@ -726,20 +742,15 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
 
 // kTiles, kRows: tiles of 8 outputs per thread along a row, and rows per block (group_quant); 1, 1 for
 // every variant the dispatcher selects.
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp, int kTiles = 1, int kRows = 1>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false, int kTiles = 1, int kRows = 1>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
-    const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));  // tensor_amax's grid
     const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !kHardwareExp;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
-            FQ_TRY(prepare_tensor_amax(a, p));
-            const auto amax_kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
-            FQ_TRY(launch(amax_kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
-        }
+        FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
         const bool mx = is_microscaling(c.scheme);
         const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kTiles, kRows>
                                               : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kTiles, kRows>)
@@ -761,21 +772,18 @@ fqStatus_t run_token_for(const LaunchArgs& a) {
     });
 }
 
-// Every (IO, conversion, PDL) combination the variant table uses, for one activation; instantiated
-// once per activation by instantiate_activation.cu.in.
-#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                            \
-    X(template fqStatus_t run_group_for<ACT, true, true, true, false>(const LaunchArgs&);)      \
-    X(template fqStatus_t run_group_for<ACT, false, true, true, false>(const LaunchArgs&);)     \
-    X(template fqStatus_t run_group_for<ACT, true, true, false, false>(const LaunchArgs&);)     \
-    X(template fqStatus_t run_group_for<ACT, false, true, false, false>(const LaunchArgs&);)    \
-    X(template fqStatus_t run_group_for<ACT, true, false, false, false>(const LaunchArgs&);)    \
-    X(template fqStatus_t run_group_for<ACT, false, false, false, false>(const LaunchArgs&);)   \
-    X(template fqStatus_t run_token_for<ACT, true, true, true>(const LaunchArgs&);)             \
-    X(template fqStatus_t run_token_for<ACT, false, true, true>(const LaunchArgs&);)            \
-    X(template fqStatus_t run_token_for<ACT, true, true, false>(const LaunchArgs&);)            \
-    X(template fqStatus_t run_token_for<ACT, false, true, false>(const LaunchArgs&);)           \
-    X(template fqStatus_t run_token_for<ACT, true, false, false>(const LaunchArgs&);)           \
-    X(template fqStatus_t run_token_for<ACT, false, false, false>(const LaunchArgs&);)
+// Every (16-byte IO, hardware conversion, PDL) combination the variant table uses -- sm90: both IOs, hw cvt,
+// PDL; sm89: both IOs, hw cvt; sm80: both IOs, software encoding -- of launcher L for one activation.
+#define FQ_FOR_EACH_ARCH_CONFIG(X, L, ACT)                                \
+    X(template fqStatus_t L<ACT, true, true, true>(const LaunchArgs&);)   \
+    X(template fqStatus_t L<ACT, false, true, true>(const LaunchArgs&);)  \
+    X(template fqStatus_t L<ACT, true, true, false>(const LaunchArgs&);)  \
+    X(template fqStatus_t L<ACT, false, true, false>(const LaunchArgs&);) \
+    X(template fqStatus_t L<ACT, true, false, false>(const LaunchArgs&);) \
+    X(template fqStatus_t L<ACT, false, false, false>(const LaunchArgs&);)
+
+// The row kernels of one activation; instantiated once per activation by instantiate_activation.cu.in.
+#define FQ_FOR_EACH_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_token_for, ACT)
 
 // The benchmark-only kernels of several tiles a thread (sm90.group.x2, sm90.group.r2): 16-byte IO, hw
 // cvt, PDL, and only SiLU and identity (instantiate_group_multi.cu.in), to keep the build time down.

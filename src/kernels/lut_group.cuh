@@ -141,11 +141,7 @@ __device__ __forceinline__ void activate8_table(const Params& p, uint32_t table,
         finish(std::integral_constant<Rounding, Rounding::Fp32>{});
     else
         finish(std::integral_constant<Rounding, Rounding::RoundProduct>{});  // RoundBoth rounded t already
-    if (p.row_prob) {
-        const float prob = p.row_prob[m];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
-    }
+    apply_row_prob(p, m, y);
 }
 
 // Warps form a grid of R rows x C column chunks (C = min(chunks, warps)); warp (r, c) runs rows r, r + R,
@@ -224,26 +220,18 @@ fqStatus_t run_lut_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
     const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None;
-    auto with_gate = [&](auto f) -> fqStatus_t {
-        switch (c.gate) {
-            case GateLayout::None: return f(Shape<kAct, InType::Bf16, GateKind::None>{});
-            case GateLayout::Interleaved: return f(Shape<kAct, InType::Bf16, GateKind::Interleaved>{});
-            default: return f(Shape<kAct, InType::Bf16, GateKind::TwoStreams>{});
-        }
-    };
-    return with_gate([&](auto shape) -> fqStatus_t {
+    return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax)) {
-            FQ_TRY(prepare_tensor_amax(a, p));
-            const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
-            const auto amax_kernel = plain ? tensor_amax<S, true, true> : tensor_amax<S, true, false>;
-            FQ_TRY(launch(amax_kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p));
+        if constexpr (S::in != InType::Bf16) {
+            return fail(FQ_STATUS_INTERNAL_ERROR, "sm90.group.lut launched for a non-bf16 input");
+        } else {
+            FQ_TRY((run_tensor_amax<S, true, kPdl>(a, p, plain)));
+            const auto launch_quant = is_microscaling(c.scheme) ? launch_lut_group_quant<S, kPdl, true>
+                                                                : launch_lut_group_quant<S, kPdl, false>;
+            FQ_TRY(launch_quant(a, p));
+            if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
+            return FQ_STATUS_SUCCESS;
         }
-        const auto launch_quant = is_microscaling(c.scheme) ? launch_lut_group_quant<S, kPdl, true>
-                                                            : launch_lut_group_quant<S, kPdl, false>;
-        FQ_TRY(launch_quant(a, p));
-        if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
-        return FQ_STATUS_SUCCESS;
     });
 }
 
