@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|multi|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|multi|quick|test,bench]  (default all)
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
 # multi (not part of all): sm90.group against the benchmark-only sm90.group.x2 / sm90.group.r2.
+# quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes.
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -82,6 +83,14 @@ if has bench; then
   if python3 -c "import matplotlib" 2>/dev/null; then
     python3 tools/fq/plot_bench.py "$out/bench.json" "$out/bench.png"
   fi
+fi
+if asked quick; then
+  # The shapes that track issues 3-5's speed goals, for a quick A/B between kernel changes.
+  echo "== fq bench (quick): silu + fp8 g128 row-major; plain and silu MXFP8 swizzled; masked MoE"
+  bench quick-group --tokens 1,1024,16384 --hidden 7168 --layouts row,col
+  bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
+  bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled
+  bench quick-moe --tokens 1024 --hidden 7168 --moe masked --experts 32 --skew skewed --layouts row
 fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"

@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
         s = group_scale(a, bound, p.quant);
         if (h < p.cols && half == 0) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
     }
-    const float inv_s = 1.0f / s;
+    const Divisor d = divisor_of(s, p.quant);
     for (int i0 = first_row; i0 < first_row + half_rows; i0 += 8) {
         float v[8];
 #pragma unroll
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
                 for (int i = 0; i < 8; ++i) v[i] *= mul;
                 w = encode8<kHwCvt>(v, p.quant.out);
             } else {
-                w = quantize8<kHwCvt>(v, s, inv_s, p.quant);
+                w = quantize8<kHwCvt>(v, a, d, p.quant);
             }
             const bool fp4 = p.quant.out == DType::E2M1;  // encode8 packs nibbles; one code per byte here
 #pragma unroll

@@ -163,6 +163,19 @@ __device__ __forceinline__ Half8 load8(const uint16_t* p, int valid) {
     else return load_half8_scalar(p, valid);
 }
 
+// gate_columns (src/common/gate_layout.h) of the two-stream layouts in 32-bit arithmetic, split halves
+// without a division: cols < 2^26 (refuse_common), so every column of a row fits an int. Its 64-bit
+// division was most of a thread's set-up.
+__device__ __forceinline__ GatePair two_stream_columns(const Params& p, int j) {
+    int first = j, second = p.cols + j;
+    if (p.gate == GateLayout::BlockInterleaved) {
+        const int b = int(unsigned(j) / unsigned(p.gate_block));
+        first = 2 * p.gate_block * b + (j - b * p.gate_block);
+        second = first + p.gate_block;
+    }
+    return p.order == GateOrder::GateFirst ? GatePair{first, second} : GatePair{second, first};
+}
+
 // The same 16-byte loads as 32-bit words (two inputs each): what the table kernel keeps in registers (a
 // Half8 costs a register per input).
 struct RawWords {
@@ -179,7 +192,7 @@ __device__ __forceinline__ RawWords load_words(const Params& p, int64_t m, int j
         r.a = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0));
         r.b = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0 + 8));
     } else {
-        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
+        const GatePair c = two_stream_columns(p, j0);
         r.a = __ldcs(reinterpret_cast<const uint4*>(row + c.gate));
         r.b = __ldcs(reinterpret_cast<const uint4*>(row + c.up));
     }
@@ -205,7 +218,7 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
         r.a = load8<kVec>(row + 2 * j0, min(8, 2 * valid));
         r.b = load8<kVec>(row + 2 * j0 + 8, max(0, 2 * valid - 8));
     } else {
-        const GatePair c = gate_columns(p.gate, p.order, p.cols, p.gate_block, j0);
+        const GatePair c = two_stream_columns(p, j0);
         r.a = load8<kVec>(row + c.gate, valid);
         r.b = load8<kVec>(row + c.up, valid);
     }
@@ -285,16 +298,37 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
 }
 
 // ---- Quantizing 8 outputs --------------------------------------------------------------------------
-// Whether v may round to a different e4m3/e5m2 code than a value within 4 float ulps of it: v lies within
-// 4 ulps of a midpoint between two codes (the bits below the fp8 mantissa read 100..0 +- 4), or in the
-// fp8 subnormal range (below 2^-6 / 2^-14, zero excepted), where midpoints sit elsewhere. Inf and NaN:
-// no (they saturate / stay NaN either way).
-__device__ __forceinline__ bool near_fp8_midpoint(float v, bool e4m3) {
-    const uint32_t b = __float_as_uint(v) & 0x7FFFFFFFu;
-    const uint32_t below = e4m3 ? 0xFFFFFu : 0x1FFFFFu, half = (below >> 1) + 1;  // bits under the fp8 mantissa
-    const uint32_t min_normal = e4m3 ? 0x3C800000u : 0x38800000u;                 // 2^-6, 2^-14
-    const bool subnormal = b != 0 && b < min_normal;
-    return subnormal || ((b & below) - (half - 4u)) <= 8u;
+// Dividing by a scale s, set up once per group (or row, or tile): r = 1/s, the IEEE reciprocal under
+// MULTIPLY_RECIPROCAL (the products y * r are the result), else the reciprocal nvcc's div.rn fast path
+// uses (MUFU approximation and one Newton step) for quotient() below.
+struct Divisor {
+    float s, r;
+};
+
+__device__ __forceinline__ Divisor divisor_of(float s, const QuantParams& q) {
+    if (q.reciprocal) return {s, 1.0f / s};
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    return {s, __fmaf_rn(r, __fmaf_rn(-s, r, 1.0f), r)};
+}
+
+// y / s from the refined reciprocal: the quotient and one residual correction of div.rn's fast path,
+// which is the IEEE quotient wherever no intermediate leaves the normal range (the caller checks that
+// per group: quotient_in_range). The residual is taken as s q - y, not y - s q, so that y = -0 keeps its
+// sign. Three instructions against div.rn's eight and its range check per element.
+__device__ __forceinline__ float quotient(float y, const Divisor& d) {
+    const float q = __fmul_rn(y, d.r);
+    const float minus_residual = __fmaf_rn(d.s, q, -y);
+    return __fmaf_rn(-minus_residual, d.r, q);
+}
+
+// Whether quotient() gives y / s for every y with |y| <= a (NaN elements too: any NaN encodes to the same
+// code). s within 2^+-64 keeps 1/s and the products normal; quotients below 2^-64 may lose their last
+// bits in a subnormal residual, but every fp8 format (and int8) encodes anything under 2^-20 as a signed
+// zero, with the sign the product already has; |y| / s <= 2^64 keeps the products finite (y = Inf
+// fails it: Inf / s saturates, the residual of Inf is NaN).
+__device__ __forceinline__ bool quotient_in_range(float a, const Divisor& d) {
+    return d.s >= 0x1p-64f && d.s <= 0x1p64f && a * d.r <= 0x1p64f;
 }
 
 // Eight values already divided by (or multiplied into) their scale, encoded: fp8
@@ -326,34 +360,26 @@ __device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
     }
 }
 
+// Eight outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
+// amax; NaN elements need none).
 template <bool kHwCvt>
-__device__ __forceinline__ uint2 quantize8(const float y[8], float s, float inv_s, const QuantParams& q) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    if (kHwCvt && (q.out == DType::E4M3FN || q.out == DType::E5M2)) {
-        // MULTIPLY_RECIPROCAL: v = y * (1/s). DIVIDE: the fp8 code of y / s depends only on which side
-        // of an fp8 rounding midpoint the quotient lies, so y * (1/s) (within 2.5 float ulps of the IEEE
-        // quotient) gives the same code unless it lies within 4 ulps of a midpoint, or in the fp8
-        // subnormal range; then all 8 are divided exactly (rare). Same bytes as y / s, fewer instructions.
-        const bool e4m3 = q.out == DType::E4M3FN;
-        float v[8];
-        // A scale outside the normal range (a caller's static scale can be anything) makes 1/s or y/s
-        // overflow or underflow differently from y * (1/s): divide exactly.
-        bool near_midpoint = !(s >= 1.17549435e-38f && s <= 1.0e38f);
+__device__ __forceinline__ uint2 quantize8(const float y[8], float a, const Divisor& d, const QuantParams& q) {
+    float v[8];
+    if (q.reciprocal) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            v[i] = y[i] * inv_s;
-            near_midpoint |= !q.reciprocal && near_fp8_midpoint(v[i], e4m3);
-        }
-        if (near_midpoint) {
+        for (int i = 0; i < 8; ++i) v[i] = y[i] * d.r;
+    } else if (quotient_in_range(a, d)) {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = y[i] / s;
-        }
-        return encode8<true>(v, q.out);
+        for (int i = 0; i < 8; ++i) v[i] = quotient(y[i], d);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = y[i] / d.s;
     }
-#endif
+    // encode8's hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) return encode8<kHwCvt>(v, q.out);
     uint32_t w[2] = {0, 0};
 #pragma unroll
-    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(quantize_value(y[i], s, inv_s, q)) << (8 * (i % 4));
+    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(q.out, v[i])) << (8 * (i % 4));
     return make_uint2(w[0], w[1]);
 }
 
@@ -437,9 +463,13 @@ __device__ __forceinline__ void store_codes(const Params& p, int64_t m, int j0, 
 }
 
 // The amax of a group: this thread's 8 outputs, reduced over the group's neighbouring lanes.
-__device__ __forceinline__ float group_amax(const Params& p, const float y[8], int valid, bool any) {
-    float a = any ? amax8(y, valid) : 0.0f;
-    for (int d = p.lanes_per_group / 2; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+// Unrolled (a group spans at most 16 lanes: 128 outputs); the steps past the group's lanes are skipped by
+// a warp-uniform test.
+__device__ __forceinline__ float group_amax(const Params& p, float lane_amax) {
+    float a = lane_amax;
+#pragma unroll
+    for (int d = 8; d > 0; d /= 2)
+        if (d < p.lanes_per_group) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
     return a;
 }
 
@@ -455,9 +485,10 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
                                                    const float y[8], bool active, float tensor_scale, float scale_bound) {
     const bool leader = group_leader(p) && active;
     const int64_t k = j0 >> p.group_shift;
+    const float lane_amax = active ? amax8(y, valid) : 0.0f;
     if constexpr (kMx) {
         float mul;
-        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, y, valid, active), tensor_scale, mul);
+        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, lane_amax), tensor_scale, mul);
         if (leader) {
             p.scales[o.block + scale_offset(p.ss, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
@@ -471,13 +502,13 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
     } else {
         float s = tensor_scale;
         if (!is_per_tensor(p.scheme)) {
-            s = group_scale(group_amax(p, y, valid, active), scale_bound, p.quant);
+            s = group_scale(group_amax(p, lane_amax), scale_bound, p.quant);
             if (leader) {
                 store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, k), s);
                 zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
             }
         }
-        if (active) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, 1.0f / s, p.quant), valid);
+        if (active) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, lane_amax, divisor_of(s, p.quant), p.quant), valid);
     }
 }
 
@@ -624,7 +655,8 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     a = 0.0f;
 #pragma unroll
     for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
-    const float s = group_scale(a, upper_bound(p), p.quant), inv_s = 1.0f / s;
+    const float s = group_scale(a, upper_bound(p), p.quant);
+    const Divisor d = divisor_of(s, p.quant);
     if (threadIdx.x == 0) {
         store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, 0), s);
         zero_scale_padding(p, p.scales + o.block, o.scale_row, 0);
@@ -632,7 +664,7 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
         float y[8];
         activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
-        store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, s, inv_s, p.quant), outputs_left(p, j0));
+        store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, a, d, p.quant), outputs_left(p, j0));
     }
     let_consumer_start();
 }
