@@ -13,12 +13,6 @@ function(fq_add_cuda_kernels target archs)
     configure_file(${PROJECT_SOURCE_DIR}/src/kernels/instantiate_activation.cu.in ${tu} @ONLY)
     target_sources(${target} PRIVATE ${tu})
   endforeach()
-  # The benchmark-only group kernels of two tiles a thread: only the activations they are compiled for.
-  foreach(FQ_ACT IN ITEMS Identity Silu)
-    set(tu ${PROJECT_BINARY_DIR}/kernels/group_multi_${FQ_ACT}.cu)
-    configure_file(${PROJECT_SOURCE_DIR}/src/kernels/instantiate_group_multi.cu.in ${tu} @ONLY)
-    target_sources(${target} PRIVATE ${tu})
-  endforeach()
   # The activation-table kernels: the activations whose gate factor is worth a table.
   foreach(FQ_ACT IN ITEMS Silu GeluErf GeluTanh SwigluOai)
     set(tu ${PROJECT_BINARY_DIR}/kernels/lut_group_${FQ_ACT}.cu)

@@ -226,7 +226,7 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         char name[256] = "auto";
         if (v >= 0) fqGetVariantName(gpu, v, name, sizeof name);
         // Benchmark-only variants are compared too, except those that say they are not bit-exact
-        // (sm90.group.hwexp); sm90.group.x2 and sm90.group.r2 must match byte for byte.
+        // (sm90.group.hwexp); sm90.group.lut must match byte for byte.
         if (std::string(name).find("not bit-exact") != std::string::npos) continue;
         CAPTURE(std::string(name));
         REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
@@ -298,12 +298,14 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 3; c.rows = 50; c.outputs = 3;
       c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; cases.push_back(c); }
     { Case c; c.outputs = 3; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 33; c.cols = 1000; cases.push_back(c); }
-    // sm90.group.x2 / .r2 (2 tiles a thread): a second column tile partly and wholly past the row end, an odd
-    // row count (the last block's second row absent) with the swizzled layout's padding rows after it.
+    // Larger problems: a column tile partly past the row end, the swizzled layout's padding rows after the
+    // data blocks, per-tensor dynamic over many blocks, MoE layouts over many rows.
     { Case c; c.rows = 131; c.cols = 2056; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
-    { Case c; c.rows = 5; c.cols = 3072; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; c.prob = true; cases.push_back(c); }
-    { Case c; c.act = 0; c.gate = 0; c.rows = 3; c.cols = 1032; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
-    { Case c; c.rows = 33; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
+    { Case c; c.rows = 500; c.cols = 3072; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; c.prob = true; cases.push_back(c); }
+    { Case c; c.act = 0; c.gate = 0; c.rows = 301; c.cols = 1032; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.rows = 333; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 40; c.cols = 1024; c.rounding = 1; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 8; c.rows = 400; c.cols = 2048; c.slot_counts = true; cases.push_back(c); }
 
     // sm90.group.lut: every bf16 gate through its table (and its misses) for each activation with a table,
     // rounding mode and gate arrangement (64 rows x 1024 outputs = 2^16 gates).
@@ -406,8 +408,7 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
     Layout li(FQ_TYPE_BF16, rows, 2 * H, 2 * H), lo(FQ_TYPE_FP8_E4M3FN, rows, H, H);
     HostRun want(d, tail_in, tail, 2 * H, 2 * H, H);
     REQUIRE(want.status == FQ_STATUS_SUCCESS);
-    // The dispatcher's choice, then the benchmark-only kernels where this GPU has them: 2 tiles a thread (rows
-    // is odd: sm90.group.r2's last block has one row) and the activation table.
+    // The dispatcher's choice, then the benchmark-only activation-table kernel.
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu.h, &n) == FQ_STATUS_SUCCESS);
     std::vector<std::pair<int32_t, std::string>> runs = {{-1, "auto"}};
@@ -415,8 +416,7 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
         char name[256];
         REQUIRE(fqGetVariantName(gpu.h, v, name, sizeof name) == FQ_STATUS_SUCCESS);
         const std::string s = name;
-        for (const char* multi : {"sm90.group.x2:", "sm90.group.r2:", "sm90.group.lut:"})
-            if (s.rfind(multi, 0) == 0) runs.push_back({v, s.substr(0, s.find(':'))});
+        if (s.rfind("sm90.group.lut:", 0) == 0) runs.push_back({v, s.substr(0, s.find(':'))});
     }
     for (const auto& run : runs) {
         const int32_t index = run.first;

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|multi|quick|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|test,bench]  (default all)
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
-# multi (not part of all): sm90.group against the benchmark-only sm90.group.x2 / sm90.group.r2.
 # quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes.
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
@@ -95,21 +94,6 @@ fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"
   bench bench-moe --file tools/fq/sweeps-moe.txt || status=1   # 1: a measurement failed at execution
-fi
-if asked multi; then
-  # More bytes in flight per thread: 2 column tiles of a row (x2) or 2 rows per block (r2), all loads first.
-  # Bit-exact (the test and check stages compare them with the host); registers per kernel first.
-  multi=sm90.group,sm90.group.x2,sm90.group.r2
-  cuobjdump --dump-resource-usage build-gpu/libfusedquant.so 2>/dev/null | grep -A1 "Function .*group_quant" |
-    grep -v '^--$' | paste - - | c++filt | sed -E 's/^[[:space:]]*Function //; s/fq::(cuda::)?//g' \
-    >"$out/multi-resources.txt"
-  echo "== fq bench: silu gated, fp8 e4m3fn per-group 128, row-major scales"
-  bench multi-group --tokens 1,128,1024,16384 --hidden 2048,7168,18432 --layouts row --variants $multi
-  echo "== fq bench: plain MXFP8 (identity, not gated), swizzled scales"
-  bench multi-mxfp8 --tokens 1,4096,16384 --hidden 7168,16384 --scheme mxfp8 --act identity --not-gated \
-    --layouts swizzled --variants $multi
-  echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales"
-  bench multi-silu-mx --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $multi
 fi
 if has lut; then
   # The benchmark-only activation-table kernel (sm90.group.lut) against the kernel that computes the activation

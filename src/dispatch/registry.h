@@ -35,7 +35,7 @@ struct Variant {
     // Never chosen by the dispatcher, only when pinned (FQ_HANDLE_VARIANT): measurement variants, e.g. one
     // that deliberately breaks SPEC §0 (the hardware exponential, to show what the portable math costs;
     // its `covers` says "not bit-exact", which the GPU tests and `fq check` skip) or kernel shapes under
-    // evaluation (sm90.group.x2, sm90.group.r2: bit-exact, compared with the host like every variant).
+    // evaluation (sm90.group.lut: bit-exact, compared with the host like every variant).
     bool benchmark_only = false;
 };
 

@@ -538,93 +538,48 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
-// Block (b, t) runs rows b*kRows .. b*kRows + kRows - 1 x columns [t, t + 1) * kTiles * 1024: each thread
-// loads the inputs of all its tiles (kRows x kTiles tiles of 8 outputs, at columns j0, j0 + 1024, ...),
-// then computes and stores each; a row no expert owns is skipped whole. Every variant the dispatcher
-// selects is kTiles = kRows = 1; the others (benchmark-only) put more bytes in flight per thread. Rows of a
-// block are neighbours (m, m + 1): the data blocks stay a prefix of the grid, and the blocks resident at one
-// time read one contiguous range of rows. Blocks past the data blocks write the scale layouts' padding rows
-// (zeros), kPadRowsPerBlock rows each.
-// At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread: measured on the H100,
-// resident warps set the speed of this kernel more than its instruction count (docs/perf.md).
+// Block (b, t) runs row b x output columns [t, t + 1) * 1024 (each thread 8 outputs); a row no expert owns
+// is skipped. Blocks past the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
+// Measured on the H100 (docs/perf.md): blocks of several rows (a row loop, with or without the next row's
+// loads issued early) and threads of several tiles were no faster; more resident warps were.
+// At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
 #ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
 #define FQ_GROUP_MIN_BLOCKS 12
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
-// The benchmark-only kernels of two tiles a thread hold twice the raw inputs, so each has its own cap.
-// ptxas (CUDA 13.0, sm_90a) for the benchmarked kernels (bf16, FP32 intermediates): sm90.group.x2 (2 tiles
-// of a row) at 10 blocks, at most 48 registers: split SiLU spills 4/8 bytes (fp8) and 16/16 (microscaling);
-// plain identity 40-48 registers, no spill. sm90.group.r2 (2 rows a block) at 8 blocks, at most 64: 52-64
-// registers, no spill (at 9 or 10 blocks its split SiLU kernels spill 8-64 bytes). Build options only for
-// measuring, as FQ_GROUP_MIN_BLOCKS.
-#ifndef FQ_GROUP_X2_MIN_BLOCKS
-#define FQ_GROUP_X2_MIN_BLOCKS 10
-#endif
-#ifndef FQ_GROUP_R2_MIN_BLOCKS
-#define FQ_GROUP_R2_MIN_BLOCKS 8
-#endif
-constexpr int group_min_blocks(int tiles, int rows) {
-    return tiles * rows == 1 ? kGroupMinBlocks : rows == 1 ? FQ_GROUP_X2_MIN_BLOCKS : FQ_GROUP_R2_MIN_BLOCKS;
-}
 
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx, int kTiles = 1, int kRows = 1>
-__global__ void __launch_bounds__(kThreads, group_min_blocks(kTiles, kRows)) group_quant(const Params p) {
-    static_assert(kTiles >= 1 && kRows >= 1, "a block runs at least one tile of one row");
-    static_assert(kVec || kTiles * kRows == 1, "several tiles a thread only with 16-byte IO");
-    constexpr int kTileCols = kThreads * 8, kBlockCols = kTileCols * kTiles;
-    // Row owners (MoE) only in the general one-tile kernel: in the plain one their registers would cost
-    // resident warps (it runs under a 40-register cap); the several-tile kernels run no MoE layout.
-    constexpr bool kOwners = !kPlain && kTiles * kRows == 1;
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
+    // Row owners (MoE) only in the general kernel: in the plain one their registers would cost resident
+    // warps (it runs under a 40-register cap).
+    constexpr bool kOwners = !kPlain;
     wait_for_producer();
-    const int j_thread = (int(blockIdx.y) * kBlockCols) + int(threadIdx.x) * 8;  // tile t at + t * kTileCols
+    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
     const int64_t b = blockIdx.x;
-    const int64_t data_blocks = kRows == 1 ? p.rows : (p.rows + (kRows - 1)) / kRows;
-    if (b < data_blocks) {
-        const int64_t m0 = b * kRows;
-        const RowOwner owner0 = kOwners ? row_owner(p, m0) : RowOwner{0, m0, 0};
-        if (owner0.expert < 0) {
+    if (b < p.rows) {
+        const RowOwner o = kOwners ? row_owner(p, b) : RowOwner{0, b, 0};
+        if (o.expert < 0) {
             let_consumer_start();
             return;
         }
-        // Every load of every tile first, then the computation: kRows x kTiles loads in flight per thread.
-        Raw8 raw[kRows][kTiles];
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-#pragma unroll
-            for (int t = 0; t < kTiles; ++t) {
-                const int j0 = j_thread + t * kTileCols;
-                if ((r == 0 || m0 + r < p.rows) && j0 < p.cols) raw[r][t] = load_raw<S, kVec>(p, m0 + r, j0);
-            }
+        const bool col_ok = j0 < p.cols;
+        Raw8 raw;
+        if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
         let_consumer_start();
-        const float scale_bound = upper_bound(p);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-            if (r > 0 && m0 + r >= p.rows) break;  // block-uniform: the last block of an odd row count
-            const int64_t m = m0 + r;
-            const RowOwner o = r == 0 ? owner0 : RowOwner{0, m, 0};
-            const float tensor_scale = tensor_scale_of(p, o.expert);
-#pragma unroll
-            for (int t = 0; t < kTiles; ++t) {
-                // A tile entirely past the row end has nothing to write; the test is block-uniform, so every
-                // lane of a warp still takes part in the group shuffles of the tiles that are run.
-                if (t > 0 && int(blockIdx.y) * kBlockCols + t * kTileCols >= p.cols) break;
-                const int j0 = j_thread + t * kTileCols;
-                const bool col_ok = j0 < p.cols;
-                float y[8];
-                if (col_ok) activate8<S, kPlain>(p, raw[r][t], m, y);
-                quantize_activated<kVec, kHwCvt, kMx>(p, o, m, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, col_ok,
-                                                      tensor_scale, scale_bound);
-            }
-        }
+        float y[8];
+        if (col_ok) activate8<S, kPlain>(p, raw, b, y);
+        // Every lane of the warp takes part: the group amax is a warp shuffle.
+        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, col_ok,
+                                              tensor_scale_of(p, o.expert), upper_bound(p));
         return;
     }
     let_consumer_start();
     // Padding rows [first, last) x this column block's groups, spread over the block's threads.
-    const int64_t first = (b - data_blocks) * kPadRowsPerBlock;
+    const int64_t first = (b - p.rows) * kPadRowsPerBlock;
     const int64_t total = padding_rows_total(p);
     const int64_t last = first + kPadRowsPerBlock < total ? first + kPadRowsPerBlock : total;
-    const int64_t k0 = (int64_t(blockIdx.y) * kBlockCols) >> p.group_shift;
-    const int tile_groups = kBlockCols >> p.group_shift;  // 32-bit index math: at most 16 x 64 x kTiles slots
+    const int64_t k0 = (int64_t(blockIdx.y) * kThreads * 8) >> p.group_shift;
+    const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 64 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
@@ -763,18 +718,16 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
     return launch(kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p);
 }
 
-// Grid: ceil(rows / kRows) data blocks, then the padding-row blocks, in x; column blocks of kTiles x 1024 in y.
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, int kTiles, int kRows>
+// Grid: one block per row, then the padding-row blocks, in x; column blocks of 1024 outputs in y.
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
-    const unsigned col_blocks = unsigned(ceil_div(p.cols, int64_t(kThreads) * 8 * kTiles));
-    const int64_t blocks = ceil_div(p.rows, kRows) + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx, kTiles, kRows>, dim3(unsigned(blocks), col_blocks),
+    const int64_t col_blocks = ceil_div(p.cols, int64_t(kThreads) * 8);
+    const int64_t blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), unsigned(col_blocks)),
                   dim3(kThreads), a, kPdl, p);
 }
 
-// kTiles, kRows: tiles of 8 outputs per thread along a row, and rows per block (group_quant); 1, 1 for
-// every variant the dispatcher selects.
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false, int kTiles = 1, int kRows = 1>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
@@ -784,10 +737,10 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
         const bool mx = is_microscaling(c.scheme);
-        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kTiles, kRows>
-                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kTiles, kRows>)
-                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true, kTiles, kRows>
-                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false, kTiles, kRows>);
+        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
+                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
+                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
         FQ_TRY(launch_quant(a, p));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
@@ -816,11 +769,5 @@ fqStatus_t run_token_for(const LaunchArgs& a) {
 
 // The row kernels of one activation; instantiated once per activation by instantiate_activation.cu.in.
 #define FQ_FOR_EACH_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_token_for, ACT)
-
-// The benchmark-only kernels of several tiles a thread (sm90.group.x2, sm90.group.r2): 16-byte IO, hw
-// cvt, PDL, and only SiLU and identity (instantiate_group_multi.cu.in), to keep the build time down.
-#define FQ_FOR_EACH_MULTI_LAUNCHER(X, ACT)                                                           \
-    X(template fqStatus_t run_group_for<ACT, true, true, true, false, 2, 1>(const LaunchArgs&);)     \
-    X(template fqStatus_t run_group_for<ACT, true, true, true, false, 1, 2>(const LaunchArgs&);)
 
 }  // namespace fq::cuda

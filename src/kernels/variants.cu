@@ -21,10 +21,6 @@ FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::Silu)
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluErf)
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluTanh)
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::SwigluOai)
-// The benchmark-only kernels of two tiles a thread: SiLU and identity only (instantiate_group_multi.cu.in).
-#define FQ_DECLARE_MULTI_FOR(ACT) FQ_FOR_EACH_MULTI_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
-FQ_DECLARE_MULTI_FOR(Act::Identity)
-FQ_DECLARE_MULTI_FOR(Act::Silu)
 
 __global__ void finalize_tensor_scale(const Params p) {
     // Launched with programmatic dependent launch: the quantize kernel lets it start early, but it must not
@@ -165,14 +161,6 @@ fqStatus_t run_group(const LaunchArgs& a) {
 
 fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
 
-// sm90.group.x2 (kTiles = 2) and sm90.group.r2 (kRows = 2); refuse_group_multi keeps other activations out.
-template <int kTiles, int kRows>
-fqStatus_t run_group_multi(const LaunchArgs& a) {
-    if (a.cfg.act == Act::Silu) return run_group_for<Act::Silu, true, true, true, false, kTiles, kRows>(a);
-    if (a.cfg.act == Act::Identity) return run_group_for<Act::Identity, true, true, true, false, kTiles, kRows>(a);
-    return fail(FQ_STATUS_INTERNAL_ERROR, "benchmark-only multi-tile variant launched for activation {}", int(a.cfg.act));
-}
-
 fqStatus_t run_group_lut(const LaunchArgs& a) {
     switch (a.cfg.act) {
         case Act::Silu: return run_lut_group_for<Act::Silu, true>(a);
@@ -231,13 +219,6 @@ std::string refuse_group_lut(const OpConfig& c) {
     return refuse_group<true>(c);
 }
 
-std::string refuse_group_multi(const OpConfig& c) {
-    if (c.act != Act::Silu && c.act != Act::Identity)
-        return "benchmark-only: compiled for SiLU and identity only (instantiate_group_multi.cu.in)";
-    if (c.moe != MoeLayout::None) return "benchmark-only: no MoE layout (row owners are the one-tile kernel's)";
-    return refuse_group<true>(c);
-}
-
 template <bool kVec>
 std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
@@ -278,9 +259,6 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm90.columnwise", "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_columnwise<true>, run_columnwise<true, true, true>});
     t.push_back({"sm90.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 90, kAny, refuse_columnwise<false>, run_columnwise<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
-    // Benchmark-only and bit-exact: more bytes in flight per thread (the tests compare them with the host).
-    t.push_back({"sm90.group.x2", "benchmark-only: sm90.group, 2 column tiles of a row per thread, loads first; SiLU, identity", Backend::Cuda, 90, kAny, refuse_group_multi, run_group_multi<2, 1>, true});
-    t.push_back({"sm90.group.r2", "benchmark-only: sm90.group, 2 rows per block, loads first; SiLU, identity", Backend::Cuda, 90, kAny, refuse_group_multi, run_group_multi<1, 2>, true});
     t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
