@@ -4,7 +4,8 @@
 #   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|test,bench]  (default all)
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
-# quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes.
+# quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes
+#   (FQ_QUICK_VARIANTS=a,b: those variants side by side; default the dispatcher's choice).
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -86,9 +87,10 @@ fi
 if asked quick; then
   # The shapes that track issues 3-5's speed goals, for a quick A/B between kernel changes.
   echo "== fq bench (quick): silu + fp8 g128 row-major; plain and silu MXFP8 swizzled; masked MoE"
-  bench quick-group --tokens 1,1024,16384 --hidden 7168 --layouts row,col
-  bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
-  bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled
+  v=${FQ_QUICK_VARIANTS:-auto}
+  bench quick-group --tokens 1,1024,16384 --hidden 7168 --layouts row,col --variants $v
+  bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled --variants $v
+  bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $v
   bench quick-moe --tokens 1024 --hidden 7168 --moe masked --experts 32 --skew skewed --layouts row
 fi
 if has moe; then

@@ -538,8 +538,10 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
-// Block (b, t) runs row b x output columns [t, t + 1) * 1024 (each thread 8 outputs); a row no expert owns
+// Block (b, t) runs output columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns
 // is skipped. Blocks past the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
+// The row is blockIdx.x, the fastest-varying index of the launch order: measured on the H100, launching the
+// column tiles of a row together was no faster for plain problems and slower for MASKED MoE (docs/perf.md).
 // Measured on the H100 (docs/perf.md): blocks of several rows (a row loop, with or without the next row's
 // loads issued early) and threads of several tiles were no faster; more resident warps were.
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
@@ -666,7 +668,7 @@ fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 template <class Kernel, class... Extra>
 fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const LaunchArgs& a, bool pdl_capable,
                        const Params& p, Extra... extra) {
-    if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
