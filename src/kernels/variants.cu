@@ -1,7 +1,6 @@
 // The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
 #include "columnwise.cuh"
 #include "lut_group.cuh"
-#include "stream_group.cuh"
 
 namespace fq::cuda {
 
@@ -9,8 +8,7 @@ namespace fq::cuda {
 #define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
 #define FQ_DECLARE_FOR(ACT)                        \
     FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT) \
-    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, ACT) \
-    FQ_FOR_EACH_STREAM_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
+    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
 FQ_DECLARE_FOR(Act::Identity)
 FQ_DECLARE_FOR(Act::Silu)
 FQ_DECLARE_FOR(Act::GeluErf)
@@ -161,10 +159,6 @@ fqStatus_t run_group(const LaunchArgs& a) {
     return with_activation(a.cfg.act, [&](auto act) { return run_group_for<act.value, kVec, kHwCvt, kPdl, false>(a); });
 }
 
-fqStatus_t run_group_stream(const LaunchArgs& a) {
-    return with_activation(a.cfg.act, [&](auto act) { return run_group_stream_for<act.value>(a); });
-}
-
 fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
 
 fqStatus_t run_group_lut(const LaunchArgs& a) {
@@ -219,13 +213,6 @@ std::string refuse_hardware_exp(const OpConfig& c) {
     return refuse_group<true>(c);
 }
 
-std::string refuse_group_stream(const OpConfig& c) {
-    if (c.rounding != Rounding::Fp32 || c.moe != MoeLayout::None)
-        return "runs FP32 intermediates without a MoE layout (the others run in sm90.group)";
-    if (c.gate == GateLayout::BlockInterleaved) return "streams contiguous input spans: split, interleaved or no gate";
-    return refuse_group<true>(c);
-}
-
 std::string refuse_group_lut(const OpConfig& c) {
     if (c.in_type != InType::Bf16) return "indexes its activation table by bf16 inputs";
     if (!has_activation_table(c.act)) return "runs SiLU, GELU (erf, tanh) and SwiGLU-OAI, the activations with a table";
@@ -265,8 +252,6 @@ void register_cuda_variants(std::vector<Variant>& t) {
     // H100 at every measured shape, docs/perf.md; kept as the measurement that the activation is not what
     // limits the group kernel).
     t.push_back({"sm90.group.lut", "benchmark-only: sm90.group for bf16 SiLU / GELU / SwiGLU-OAI with the gate's activation from a shared-memory table, persistent blocks", Backend::Cuda, 90, kAny, refuse_group_lut, run_group_lut, true});
-    // Benchmark-only and bit-exact: sm90.group's tiles fed by the bulk-copy engine (slower on the H100, docs/perf.md).
-    t.push_back({"sm90.group.stream", "benchmark-only: sm90.group's tiles with their inputs streamed by the bulk-copy engine into shared memory, persistent blocks; FP32 intermediates, no MoE, gate split / interleaved / none", Backend::Cuda, 90, kAny, refuse_group_stream, run_group_stream, true});
     t.push_back({"sm90.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
