@@ -377,10 +377,7 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float a, const Divi
     }
     // encode8's hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) return encode8<kHwCvt>(v, q.out);
-    uint32_t w[2] = {0, 0};
-#pragma unroll
-    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(q.out, v[i])) << (8 * (i % 4));
-    return make_uint2(w[0], w[1]);
+    return encode8<false>(v, q.out);
 }
 
 template <bool kVec>
