@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|test,bench]  (default all)
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
+# profile (not part of all): Nsight Compute on the group kernel at the tracked shapes (issue rate, warp
+#   states, memory, per-SASS-instruction execution counts) beside a copy kernel.
 # quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes
 #   (FQ_QUICK_VARIANTS=a,b: those variants side by side; default the dispatcher's choice).
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
@@ -92,6 +94,19 @@ if asked quick; then
   bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled --variants $v
   bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $v
   bench quick-moe --tokens 1024 --hidden 7168 --moe masked --experts 32 --skew skewed --layouts row
+fi
+if asked profile; then
+  echo "== ncu: sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled"
+  prof() { local name=$1; shift
+    ncu --clock-control none -k regex:group_quant -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
+      --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" --variants sm90.group >/dev/null 2>"$out/$name.log"
+    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
+    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
+    grep -E "Duration|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Executed Instructions  " "$out/$name.txt" | head -12
+  }
+  prof prof-silu --tokens 16384 --hidden 7168 --layouts row
+  prof prof-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
 fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"

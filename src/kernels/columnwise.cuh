@@ -40,7 +40,7 @@ __device__ __forceinline__ void store_chunk(uint8_t* dst, const uint8_t (&bytes)
     if (n == 16 && (keep & all) == all && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
         uint4 w;
         memcpy(&w, bytes, 16);
-        __stcs(reinterpret_cast<uint4*>(dst), w);
+        *reinterpret_cast<uint4*>(dst) = w;
         return;
     }
     for (int i = 0; i < n; ++i)

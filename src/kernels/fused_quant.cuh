@@ -187,14 +187,14 @@ __device__ __forceinline__ RawWords load_words(const Params& p, int64_t m, int j
     const uint16_t* row = p.in + m * p.in_ld;
     RawWords r{};
     if constexpr (S::gate == GateKind::None) {
-        r.a = __ldcs(reinterpret_cast<const uint4*>(row + j0));
+        r.a = *reinterpret_cast<const uint4*>(row + j0);
     } else if constexpr (S::gate == GateKind::Interleaved) {
-        r.a = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0));
-        r.b = __ldcs(reinterpret_cast<const uint4*>(row + 2 * j0 + 8));
+        r.a = *reinterpret_cast<const uint4*>(row + 2 * j0);
+        r.b = *reinterpret_cast<const uint4*>(row + 2 * j0 + 8);
     } else {
         const GatePair c = two_stream_columns(p, j0);
-        r.a = __ldcs(reinterpret_cast<const uint4*>(row + c.gate));
-        r.b = __ldcs(reinterpret_cast<const uint4*>(row + c.up));
+        r.a = *reinterpret_cast<const uint4*>(row + c.gate);
+        r.b = *reinterpret_cast<const uint4*>(row + c.up);
     }
     return r;
 }
@@ -383,7 +383,7 @@ __device__ __forceinline__ uint2 quantize8(const float y[8], float a, const Divi
 template <bool kVec>
 __device__ __forceinline__ void store8(uint8_t* dst, uint2 w, int valid) {
     if constexpr (kVec) {
-        __stcs(reinterpret_cast<uint2*>(dst), w);
+        *reinterpret_cast<uint2*>(dst) = w;
     } else {
         uint8_t b[8];
         memcpy(b, &w, 8);
@@ -415,6 +415,19 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 }
 
 // ---- Skeleton 1: per-group (and per-tensor); tiles of one row x 1024 outputs ----------------------------
+// Launch order: the column tile t is blockIdx.x, the fastest-varying index, and the row b is blockIdx.y +
+// blockIdx.z * gridDim.y (y alone stops at 65535), so the blocks in flight walk the tensor in memory order,
+// a row's tiles and then the next row's. Measured in tools/lab/stream_lab.cu on the H100: 4-5% faster than
+// the rows of one column tile first (docs/perf.md, session 6).
+__device__ __forceinline__ int64_t block_row() { return int64_t(blockIdx.z) * gridDim.y + blockIdx.y; }
+__device__ __forceinline__ int tile_first_output() { return (int(blockIdx.x) * kThreads + int(threadIdx.x)) * 8; }
+
+// The grid of `row_blocks` rows (blocks of rows) x `col_tiles` column tiles in that order.
+inline dim3 row_major_grid(int64_t row_blocks, int64_t col_tiles) {
+    const int64_t y = row_blocks < 65535 ? row_blocks : 65535;
+    return dim3(unsigned(col_tiles), unsigned(y), unsigned(y > 0 ? ceil_div(row_blocks, y) : 0));
+}
+
 // kPlain: FP32 intermediates, the portable exp and no MoE layout, decided at launch, so the kernel carries
 // no code for the other rounding modes and row owners (fewer registers, more resident warps).
 
@@ -453,7 +466,7 @@ __device__ __forceinline__ void store_codes(const Params& p, int64_t m, int j0, 
     }
     uint8_t* dst = p.out + m * (p.out_ld / 2) + j0 / 2;  // validation keeps FP4 widths and strides even
     if (kVec) {
-        __stcs(reinterpret_cast<unsigned*>(dst), w.x);
+        *reinterpret_cast<unsigned*>(dst) = w.x;
     } else {
         for (int i = 0; i < (valid + 1) / 2; ++i) dst[i] = uint8_t(w.x >> (8 * i));
     }
@@ -537,8 +550,6 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 
 // Block (b, t) runs output columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns
 // is skipped. Blocks past the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
-// The row is blockIdx.x, the fastest-varying index of the launch order: measured on the H100, launching the
-// column tiles of a row together was no faster for plain problems and slower for MASKED MoE (docs/perf.md).
 // Measured on the H100 (docs/perf.md): blocks of several rows (a row loop, with or without the next row's
 // loads issued early) and threads of several tiles were no faster; more resident warps were.
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
@@ -553,8 +564,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     // warps (it runs under a 40-register cap).
     constexpr bool kOwners = !kPlain;
     wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const int64_t b = blockIdx.x;
+    const int j0 = tile_first_output();
+    const int64_t b = block_row();  // the last z slice may run past the padding rows: they find no work
     if (b < p.rows) {
         const RowOwner o = kOwners ? row_owner(p, b) : RowOwner{0, b, 0};
         if (o.expert < 0) {
@@ -577,7 +588,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     const int64_t first = (b - p.rows) * kPadRowsPerBlock;
     const int64_t total = padding_rows_total(p);
     const int64_t last = first + kPadRowsPerBlock < total ? first + kPadRowsPerBlock : total;
-    const int64_t k0 = (int64_t(blockIdx.y) * kThreads * 8) >> p.group_shift;
+    const int64_t k0 = (int64_t(blockIdx.x) * kThreads * 8) >> p.group_shift;
     const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 64 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
@@ -627,8 +638,9 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
 template <class S, bool kVec, bool kPlain>
 __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
-    const int j0 = (int(blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
-    const int64_t m = blockIdx.x;
+    const int j0 = tile_first_output();
+    const int64_t m = block_row();
+    if (m >= p.rows) return;
     const int e = row_owner(p, m).expert;  // the same for the whole block
     if (e < 0) return;
     float a = 0.0f;
@@ -714,16 +726,16 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
     FQ_TRY(prepare_tensor_amax(a, p));
     const auto kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
-    return launch(kernel, dim3(unsigned(c.rows), col_tiles), dim3(kThreads), a, kPdl, p);
+    return launch(kernel, row_major_grid(c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
 }
 
-// Grid: one block per row, then the padding-row blocks, in x; column blocks of 1024 outputs in y.
+// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (row_major_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t col_blocks = ceil_div(p.cols, int64_t(kThreads) * 8);
-    const int64_t blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, dim3(unsigned(blocks), unsigned(col_blocks)),
-                  dim3(kThreads), a, kPdl, p);
+    const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, row_major_grid(row_blocks, col_blocks), dim3(kThreads),
+                  a, kPdl, p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>

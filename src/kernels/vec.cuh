@@ -1,5 +1,6 @@
-// 16-byte vector access, the unit of every memory-bound kernel here (DESIGN §4). Streaming loads
-// (evict-first) for inputs read once; stores of whole 4- or 8-byte words.
+// 16-byte vector access, the unit of every memory-bound kernel here (DESIGN §4). Plain loads and stores:
+// on the H100 the streaming (evict-first, .cs) hints cost 4-5% of a streaming quantizer's bandwidth
+// (tools/lab/stream_lab.cu, docs/perf.md session 6).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@ struct alignas(16) Half8 {
 };
 
 __device__ __forceinline__ Half8 load_half8(const uint16_t* p) {
-    const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
+    const int4 v = *reinterpret_cast<const int4*>(p);
     Half8 r;
     memcpy(&r, &v, 16);
     return r;
