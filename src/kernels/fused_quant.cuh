@@ -63,6 +63,7 @@ struct Params {
     int lanes_per_group;
     ScaleGeometry sg;
     ScaleStrides ss;  // sg's byte offsets without a branch on the layout
+    bool scale_offsets_fit_32;  // every byte offset within a row-scale block is below 2^32 (row_scale_offset)
     const float* static_scale;
     const float* scale_ub;
     unsigned* amax_bits;  // per-tensor dynamic: the amax word (the scale slot until finalized); NVFP4
@@ -225,27 +226,40 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
     return r;
 }
 
-// The 16-bit gate and up inputs of output i of 8 (not gated: the gate only).
-template <class S>
-__device__ __forceinline__ void gate_and_up_bits(const Params& p, const Raw8& r, int i, uint16_t& gb, uint16_t& ub) {
-    gb = r.a.h[i];
-    if constexpr (S::gate == GateKind::TwoStreams) ub = r.b.h[i];
-    if constexpr (S::gate == GateKind::Interleaved) {  // constant indices: a runtime one goes to local memory
-        const Half8& h = i < 4 ? r.a : r.b;
-        const uint16_t even = h.h[2 * (i & 3)], odd = h.h[2 * (i & 3) + 1];
-        const bool gate_first = p.order == GateOrder::GateFirst;
-        gb = gate_first ? even : odd;
-        ub = gate_first ? odd : even;
+// Input i of the 8 in h as fp32 (i a constant after unrolling: a runtime index goes to local memory). bf16
+// straight from its 32-bit word: one shift (even i) or one mask (odd i), not an extract and a shift.
+template <InType kIn>
+__device__ __forceinline__ float input_at(const Half8& h, int i) {
+    if constexpr (kIn == InType::Bf16) {
+        uint32_t w;
+        memcpy(&w, &h.h[i & ~1], 4);
+        return __uint_as_float(i & 1 ? w & 0xFFFF0000u : w << 16);
+    } else {
+        return load_input(kIn, h.h[i]);
     }
 }
 
 // The fp32 gate and up values of output i of 8 (not gated: g only).
 template <class S>
 __device__ __forceinline__ void gate_and_up(const Params& p, const Raw8& r, int i, float& g, float& u) {
-    uint16_t gb, ub = 0;
-    gate_and_up_bits<S>(p, r, i, gb, ub);
-    g = load_input(S::in, gb);
-    if constexpr (S::gate != GateKind::None) u = load_input(S::in, ub);
+    if constexpr (S::gate == GateKind::Interleaved) {
+        const Half8& h = i < 4 ? r.a : r.b;
+        const float even = input_at<S::in>(h, 2 * (i & 3)), odd = input_at<S::in>(h, 2 * (i & 3) + 1);
+        const bool gate_first = p.order == GateOrder::GateFirst;
+        g = gate_first ? even : odd;
+        u = gate_first ? odd : even;
+    } else {
+        g = input_at<S::in>(r.a, i);
+        if constexpr (S::gate == GateKind::TwoStreams) u = input_at<S::in>(r.b, i);
+    }
+}
+
+// The halves of the 16-bit inputs that are gates, as a mask over each 32-bit word of 8 gate inputs
+// (interleaved: every other input is an up).
+template <class S>
+__device__ __forceinline__ uint32_t gate_halves(const Params& p) {
+    if constexpr (S::gate != GateKind::Interleaved) return 0x7FFF7FFFu;
+    return p.order == GateOrder::GateFirst ? 0x00007FFFu : 0x7FFF0000u;
 }
 
 // Output i of 8, before the routing probability, through the shared FQ_HD code of src/common.
@@ -273,20 +287,30 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
     for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
 }
 
+// kPlain: the launch guarantees FP32 intermediates and no routing probability.
 template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
     if constexpr (kPlain && S::act == Act::Silu) {
-        // Eight independent chains with no branch between them, so they interleave; the exact division
-        // only where an input is outside silu_quotient's range (rare: x < -87, Inf, NaN).
-        bool outside = false;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            float g, u;
-            gate_and_up<S>(p, r, i, g, u);
-            y[i] = silu_fast(g, outside);
-            if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
+        // Where every gate has |x| <= 86.5 (checked on the bits, all 8 at once): eight independent chains
+        // with no clamp, flag or branch between them, so they interleave. Elsewhere (rare: large
+        // magnitudes, Inf, NaN) the exact path.
+        const uint32_t mask = gate_halves<S>(p);
+        uint4 w;
+        memcpy(&w, &r.a, 16);
+        bool inside = silu_inside_all<S::in>(w, mask);
+        if constexpr (S::gate == GateKind::Interleaved) {
+            memcpy(&w, &r.b, 16);
+            inside = inside && silu_inside_all<S::in>(w, mask);
         }
-        if (outside) {
+        if (inside) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                float g, u;
+                gate_and_up<S>(p, r, i, g, u);
+                y[i] = silu_inside(g);
+                if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
+            }
+        } else {
 #pragma unroll
             for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
         }
@@ -294,7 +318,7 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
 #pragma unroll
         for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     }
-    apply_row_prob(p, m, y);
+    if constexpr (!kPlain) apply_row_prob(p, m, y);
 }
 
 // ---- Quantizing 8 outputs --------------------------------------------------------------------------
@@ -396,11 +420,21 @@ __device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* dst
     else *reinterpret_cast<float*>(dst) = s;
 }
 
+// scale_offset(p.ss, m, k) in 32-bit arithmetic wherever every offset of a row-scale block fits (short of a
+// 4 GB scale buffer, always): every term is non-negative and at most the sum, so none wraps. A 64-bit
+// product costs two or three instructions, and this runs for every tile.
+__device__ __forceinline__ int64_t row_scale_offset(const Params& p, int64_t m, int64_t k) {
+    if (!p.scale_offsets_fit_32) return scale_offset(p.ss, m, k);
+    const uint32_t r = uint32_t(m), c = uint32_t(k);
+    return (r >> 7) * uint32_t(p.ss.rows128) + ((r >> 5) & 3) * uint32_t(p.ss.rows32) + (r & 31) * uint32_t(p.ss.row) +
+           (c >> 2) * uint32_t(p.ss.cols4) + (c & 3) * uint32_t(p.ss.col);
+}
+
 // The layout's column padding of row m (SWIZZLED_128X4 pads to 4 columns, PACKED_UE8M0 to 4 per word):
 // zero, written by the thread that writes the row's last scale. Only byte scales have column padding.
 __device__ __forceinline__ void zero_scale_padding(const Params& p, uint8_t* block, int64_t m, int64_t k) {
-    if (k != p.sg.cols - 1) return;
-    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[scale_offset(p.ss, m, c)] = 0;
+    if (p.scale_cols_padded == p.sg.cols || k != p.sg.cols - 1) return;
+    for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[row_scale_offset(p, m, c)] = 0;
 }
 
 __device__ __forceinline__ float upper_bound(const Params& p) {
@@ -415,21 +449,31 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 }
 
 // ---- Skeleton 1: per-group (and per-tensor); tiles of one row x 1024 outputs ----------------------------
-// Launch order: the column tile t is blockIdx.x, the fastest-varying index, and the row b is blockIdx.y +
-// blockIdx.z * gridDim.y (y alone stops at 65535), so the blocks in flight walk the tensor in memory order,
-// a row's tiles and then the next row's. Measured in tools/lab/stream_lab.cu on the H100: 4-5% faster than
-// the rows of one column tile first (docs/perf.md, session 6).
-__device__ __forceinline__ int64_t block_row() { return int64_t(blockIdx.z) * gridDim.y + blockIdx.y; }
-__device__ __forceinline__ int tile_first_output() { return (int(blockIdx.x) * kThreads + int(threadIdx.x)) * 8; }
+// Launch order, two of them. kMemoryOrder: the column tile is blockIdx.x, the fastest-varying index, and the
+// row is blockIdx.y + blockIdx.z * gridDim.y (y alone stops at 65535), so the blocks in flight walk the
+// tensor in memory order, a row's tiles and then the next row's: 4-5% faster in tools/lab/stream_lab.cu
+// on the H100. Otherwise the row is blockIdx.x and the tile blockIdx.y, which MASKED MoE problems (the general
+// kernel) measured 14% faster (383 vs 436 us, E = 32 skewed; docs/perf.md).
+template <bool kMemoryOrder>
+__device__ __forceinline__ int64_t block_row() {
+    if constexpr (kMemoryOrder) return int64_t(blockIdx.z) * gridDim.y + blockIdx.y;
+    return blockIdx.x;
+}
+template <bool kMemoryOrder>
+__device__ __forceinline__ int tile_first_output() {
+    return (int(kMemoryOrder ? blockIdx.x : blockIdx.y) * kThreads + int(threadIdx.x)) * 8;
+}
 
-// The grid of `row_blocks` rows (blocks of rows) x `col_tiles` column tiles in that order.
-inline dim3 row_major_grid(int64_t row_blocks, int64_t col_tiles) {
+// The grid of `row_blocks` rows (blocks of rows) x `col_tiles` column tiles in either order.
+inline dim3 block_grid(bool memory_order, int64_t row_blocks, int64_t col_tiles) {
+    if (!memory_order) return dim3(unsigned(row_blocks), unsigned(col_tiles));
     const int64_t y = row_blocks < 65535 ? row_blocks : 65535;
     return dim3(unsigned(col_tiles), unsigned(y), unsigned(y > 0 ? ceil_div(row_blocks, y) : 0));
 }
 
-// kPlain: FP32 intermediates, the portable exp and no MoE layout, decided at launch, so the kernel carries
-// no code for the other rounding modes and row owners (fewer registers, more resident warps).
+// kPlain: FP32 intermediates, the portable exp, no MoE layout and no routing probability, decided at launch,
+// so the kernel carries no code for the other rounding modes, row owners and probabilities (fewer
+// instructions and registers: on the H100 this kernel is bound by its instruction issue, docs/perf.md).
 
 // ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
 // NVFP4's S_enc of expert e (SPEC §3.3): from the caller's global amax, or the one tensor_amax reduced.
@@ -500,7 +544,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         float mul;
         const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, lane_amax), tensor_scale, mul);
         if (leader) {
-            p.scales[o.block + scale_offset(p.ss, o.scale_row, k)] = sbyte;
+            p.scales[o.block + row_scale_offset(p, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
         if (active) {
@@ -514,7 +558,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
         if (!is_per_tensor(p.scheme)) {
             s = group_scale(group_amax(p, lane_amax), scale_bound, p.quant);
             if (leader) {
-                store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, k), s);
+                store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, k), s);
                 zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
             }
         }
@@ -526,7 +570,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
 // padding with it.
 template <bool kMx>
 __device__ __forceinline__ void zero_scale_slot(const Params& p, const RowOwner& o, int64_t k) {
-    uint8_t* dst = p.scales + o.block + scale_offset(p.ss, o.scale_row, k);
+    uint8_t* dst = p.scales + o.block + row_scale_offset(p, o.scale_row, k);
     if (kMx) *dst = 0;
     else store_scale(p.sg, dst, 0.0f);
     zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
@@ -564,8 +608,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     // warps (it runs under a 40-register cap).
     constexpr bool kOwners = !kPlain;
     wait_for_producer();
-    const int j0 = tile_first_output();
-    const int64_t b = block_row();  // the last z slice may run past the padding rows: they find no work
+    const int j0 = tile_first_output<kPlain>();
+    const int64_t b = block_row<kPlain>();  // the last z slice may run past the padding rows: they find no work
     if (b < p.rows) {
         const RowOwner o = kOwners ? row_owner(p, b) : RowOwner{0, b, 0};
         if (o.expert < 0) {
@@ -579,8 +623,11 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         float y[8];
         if (col_ok) activate8<S, kPlain>(p, raw, b, y);
         // Every lane of the warp takes part: the group amax is a warp shuffle.
-        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, col_ok,
-                                              tensor_scale_of(p, o.expert), upper_bound(p));
+        // The tensor scale (or S_enc) and the upper bound only where the scheme reads them: each is a load.
+        const bool tensor_scaled = kMx ? p.scheme == Scheme::Nvfp4 : is_per_tensor(p.scheme);
+        const float t = tensor_scaled ? tensor_scale_of(p, o.expert) : 0.0f;
+        const float bound = kMx || tensor_scaled ? 0.0f : upper_bound(p);
+        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, col_ok, t, bound);
         return;
     }
     let_consumer_start();
@@ -588,7 +635,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
     const int64_t first = (b - p.rows) * kPadRowsPerBlock;
     const int64_t total = padding_rows_total(p);
     const int64_t last = first + kPadRowsPerBlock < total ? first + kPadRowsPerBlock : total;
-    const int64_t k0 = (int64_t(blockIdx.x) * kThreads * 8) >> p.group_shift;
+    const int64_t k0 = int64_t(tile_first_output<kPlain>() - int(threadIdx.x) * 8) >> p.group_shift;
     const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 64 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
@@ -638,8 +685,8 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
 template <class S, bool kVec, bool kPlain>
 __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
     wait_for_producer();
-    const int j0 = tile_first_output();
-    const int64_t m = block_row();
+    const int j0 = tile_first_output<kPlain>();
+    const int64_t m = block_row<kPlain>();
     if (m >= p.rows) return;
     const int e = row_owner(p, m).expert;  // the same for the whole block
     if (e < 0) return;
@@ -726,16 +773,16 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
     FQ_TRY(prepare_tensor_amax(a, p));
     const auto kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
-    return launch(kernel, row_major_grid(c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
+    return launch(kernel, block_grid(plain, c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
 }
 
-// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (row_major_grid).
+// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (block_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t col_blocks = ceil_div(p.cols, int64_t(kThreads) * 8);
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, row_major_grid(row_blocks, col_blocks), dim3(kThreads),
-                  a, kPdl, p);
+    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, block_grid(kPlain, row_blocks, col_blocks),
+                  dim3(kThreads), a, kPdl, p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
@@ -743,7 +790,7 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
-    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !kHardwareExp;
+    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob && !kHardwareExp;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));

@@ -27,4 +27,24 @@ __device__ __forceinline__ float silu_fast(float x, bool& outside) {
     return silu_quotient(x, 1.0f + portable_exp_normal_range(-x), outside);
 }
 
+// silu_fast for |x| <= kSiluInsideLimit, where it needs neither the clamp of portable_exp_normal_range
+// (exp(-x) stays normal) nor the range flag (silu_quotient's range holds): the same bits there.
+constexpr float kSiluInsideLimit = 86.5f;
+
+__device__ __forceinline__ float silu_inside(float x) {
+    bool unused = false;
+    return silu_quotient(x, 1.0f + detail::scale_normal(detail::exp_parts(-x)), unused);
+}
+
+// Whether the 16-bit inputs (bf16 or fp16, kIn) in the halves of w that `mask` keeps (0x7FFF per half
+// taken, 0 per half ignored) all have |x| <= kSiluInsideLimit; NaN and Inf fail. On the bits, two halves
+// at a time: sign cleared, 16x2 maxima, one compare against the limit's bits (86.5 is exact in both
+// formats), instead of two float compares and two clamps per input.
+template <InType kIn>
+__device__ __forceinline__ bool silu_inside_all(const uint4& w, uint32_t mask) {
+    constexpr uint32_t kLimitBits = kIn == InType::Bf16 ? 0x42ADu : 0x5568u;  // 86.5
+    const uint32_t m = __vmaxu2(__vmaxu2(w.x & mask, w.y & mask), __vmaxu2(w.z & mask, w.w & mask));
+    return __vcmpgtu2(m, kLimitBits * 0x10001u) == 0;
+}
+
 }  // namespace fq::cuda

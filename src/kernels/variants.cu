@@ -93,6 +93,7 @@ Params make_params(const LaunchArgs& a) {
     p.group_shift = c.group == 16 ? 4 : c.group == 32 ? 5 : c.group == 64 ? 6 : 7;
     p.sg = c.scales;
     p.ss = scale_strides(c.scales);
+    p.scale_offsets_fit_32 = c.scales.bytes < (int64_t(1) << 32);
     p.static_scale = c.static_scale;
     p.scale_ub = c.scale_ub;
     // The tensor amax accumulates in the scale slot (per-tensor dynamic) or, for NVFP4 without the caller's
