@@ -433,7 +433,8 @@ __device__ __forceinline__ int64_t row_scale_offset(const Params& p, int64_t m, 
 // The layout's column padding of row m (SWIZZLED_128X4 pads to 4 columns, PACKED_UE8M0 to 4 per word):
 // zero, written by the thread that writes the row's last scale. Only byte scales have column padding.
 __device__ __forceinline__ void zero_scale_padding(const Params& p, uint8_t* block, int64_t m, int64_t k) {
-    if (p.scale_cols_padded == p.sg.cols || k != p.sg.cols - 1) return;
+    // 32-bit compares: a row has fewer than 2^26 outputs, so fewer scale columns (refuse_common).
+    if (int(p.scale_cols_padded) == int(p.sg.cols) || int(k) != int(p.sg.cols) - 1) return;
     for (int64_t c = p.sg.cols; c < p.scale_cols_padded; ++c) block[row_scale_offset(p, m, c)] = 0;
 }
 
@@ -603,7 +604,7 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
-__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
+__global__ void __launch_bounds__(kThreads, S::gate == GateKind::None ? 16 : kGroupMinBlocks) group_quant(const Params p) {
     // Row owners (MoE) only in the general kernel: in the plain one their registers would cost resident
     // warps (it runs under a 40-register cap).
     constexpr bool kOwners = !kPlain;
