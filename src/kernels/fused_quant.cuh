@@ -604,7 +604,7 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
-__global__ void __launch_bounds__(kThreads, S::gate == GateKind::None ? 16 : kGroupMinBlocks) group_quant(const Params p) {
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     // Row owners (MoE) only in the general kernel: in the plain one their registers would cost resident
     // warps (it runs under a 40-register cap).
     constexpr bool kOwners = !kPlain;
