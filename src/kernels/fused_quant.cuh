@@ -287,8 +287,9 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
     for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
 }
 
-// kPlain: the launch guarantees FP32 intermediates and no routing probability.
-template <class S, bool kPlain = false>
+// kPlain: the launch guarantees FP32 intermediates and no routing probability. kHwExp (benchmark-only,
+// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
+template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
     if constexpr (kPlain && S::act == Act::Silu) {
         // Where every gate has |x| <= 86.5 (checked on the bits, all 8 at once): eight independent chains
@@ -307,7 +308,7 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
             for (int i = 0; i < 8; ++i) {
                 float g, u;
                 gate_and_up<S>(p, r, i, g, u);
-                y[i] = silu_inside(g);
+                y[i] = kHwExp ? silu_quotient_inside(g, 1.0f + __expf(-g)) : silu_inside(g);
                 if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
             }
         } else {
@@ -603,7 +604,7 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx>
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx, bool kHwExp = false>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     // Row owners (MoE) only in the general kernel: in the plain one their registers would cost resident
     // warps (it runs under a 40-register cap).
@@ -622,7 +623,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
         let_consumer_start();
         float y[8];
-        if (col_ok) activate8<S, kPlain>(p, raw, b, y);
+        if (col_ok) activate8<S, kPlain, kHwExp>(p, raw, b, y);
         // Every lane of the warp takes part: the group amax is a warp shuffle.
         // The tensor scale (or S_enc) and the upper bound only where the scheme reads them: each is a load.
         const bool tensor_scaled = kMx ? p.scheme == Scheme::Nvfp4 : is_per_tensor(p.scheme);
@@ -778,11 +779,11 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
 }
 
 // Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (block_grid).
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t col_blocks = ceil_div(p.cols, int64_t(kThreads) * 8);
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx>, block_grid(kPlain, row_blocks, col_blocks),
+    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx, kHwExp>, block_grid(kPlain, row_blocks, col_blocks),
                   dim3(kThreads), a, kPdl, p);
 }
 
@@ -791,15 +792,16 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p = make_params(a);
     p.hardware_exp = kHardwareExp;
-    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob && !kHardwareExp;
+    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
         const bool mx = is_microscaling(c.scheme);
-        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true>
-                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
-                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
-                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
+        constexpr bool kHw = kHardwareExp;
+        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
+                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
+                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true, kHw>
+                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false, kHw>);
         FQ_TRY(launch_quant(a, p));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;

@@ -31,9 +31,14 @@ __device__ __forceinline__ float silu_fast(float x, bool& outside) {
 // (exp(-x) stays normal) nor the range flag (silu_quotient's range holds): the same bits there.
 constexpr float kSiluInsideLimit = 86.5f;
 
-__device__ __forceinline__ float silu_inside(float x) {
+// x / d for |x| <= kSiluInsideLimit (silu_quotient without the range flag).
+__device__ __forceinline__ float silu_quotient_inside(float x, float d) {
     bool unused = false;
-    return silu_quotient(x, 1.0f + detail::scale_normal(detail::exp_parts(-x)), unused);
+    return silu_quotient(x, d, unused);
+}
+
+__device__ __forceinline__ float silu_inside(float x) {
+    return silu_quotient_inside(x, 1.0f + detail::scale_normal(detail::exp_parts(-x)));
 }
 
 // Whether the 16-bit inputs (bf16 or fp16, kIn) in the halves of w that `mask` keeps (0x7FFF per half
