@@ -473,10 +473,6 @@ inline dim3 block_grid(bool memory_order, int64_t row_blocks, int64_t col_tiles)
     return dim3(unsigned(col_tiles), unsigned(y), unsigned(y > 0 ? ceil_div(row_blocks, y) : 0));
 }
 
-// kPlain: FP32 intermediates, the portable exp, no MoE layout and no routing probability, decided at launch,
-// so the kernel carries no code for the other rounding modes, row owners and probabilities (fewer
-// instructions and registers: on the H100 this kernel is bound by its instruction issue, docs/perf.md).
-
 // ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
 // NVFP4's S_enc of expert e (SPEC §3.3): from the caller's global amax, or the one tensor_amax reduced.
 __device__ __forceinline__ float nvfp4_s_enc(const Params& p, int e) {
@@ -594,6 +590,9 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
+// kPlain: FP32 intermediates, the portable exp, no MoE layout and no routing probability, decided at launch,
+// so the kernel carries no code for the other rounding modes, row owners and probabilities (fewer
+// instructions and registers: on the H100 this kernel is bound by its instruction issue, docs/perf.md).
 // Block (b, t) runs output columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns
 // is skipped. Blocks past the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
 // Measured on the H100 (docs/perf.md): blocks of several rows (a row loop, with or without the next row's
