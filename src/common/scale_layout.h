@@ -102,9 +102,15 @@ inline ScaleStrides scale_strides(const ScaleGeometry& g) {
     return {};
 }
 
-FQ_HD int64_t scale_offset(const ScaleStrides& s, int64_t m, int64_t k) {
-    return (m >> 7) * s.rows128 + ((m >> 5) & 3) * s.rows32 + (m & 31) * s.row + (k >> 2) * s.cols4 + (k & 3) * s.col;
+// In Index arithmetic: int64_t, or uint32_t where every offset of the buffer is below 2^32 (every term is
+// non-negative and at most the sum, so none wraps; kernels use it to save 64-bit products).
+template <class Index>
+FQ_HD Index scale_offset_as(const ScaleStrides& s, Index m, Index k) {
+    return (m >> 7) * Index(s.rows128) + ((m >> 5) & 3) * Index(s.rows32) + (m & 31) * Index(s.row) +
+           (k >> 2) * Index(s.cols4) + (k & 3) * Index(s.col);
 }
+
+FQ_HD int64_t scale_offset(const ScaleStrides& s, int64_t m, int64_t k) { return scale_offset_as<int64_t>(s, m, k); }
 
 // The inverse of scale_offset: which S[m, k] the scale starting at byte `offset` of the buffer holds, or
 // none (valid false) where the layout puts padding. `offset` is a multiple of the scale's size (4 for fp32,

@@ -70,7 +70,6 @@ struct Params {
                           // without a caller's global amax: the workspace word tensor_amax fills
     const float* global_amax;  // NVFP4: the caller's global amax (NULL: *amax_bits)
     int64_t scale_cols_padded;  // scale columns a row's padding runs to (packed: 4 per word)
-    bool hardware_exp;    // benchmark-only: SiLU with the MUFU exponential (breaks SPEC §0 on purpose)
 
     // MoE (SPEC §5, docs/moe.md): which expert owns a row, read from the caller's device arrays and
     // clamped by the rules of src/common/moe.h. Without a MoE layout every row is expert 0's.
@@ -272,9 +271,6 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
         const float v = activate(S::act, g);
         return rounding == Rounding::Fp32 ? v : round_to_input(S::in, v);
     } else {
-        if constexpr (S::act == Act::Silu && !kPlain) {
-            if (p.hardware_exp) return g / (1.0f + __expf(-g)) * u;
-        }
         return activate_gated(S::act, g, u, rounding, S::in, p.swiglu);
     }
 }
@@ -308,7 +304,7 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
             for (int i = 0; i < 8; ++i) {
                 float g, u;
                 gate_and_up<S>(p, r, i, g, u);
-                y[i] = kHwExp ? silu_quotient_inside(g, 1.0f + __expf(-g)) : silu_inside(g);
+                y[i] = kHwExp ? silu_quotient(g, 1.0f + __expf(-g)) : silu_inside(g);
                 if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
             }
         } else {
@@ -422,13 +418,11 @@ __device__ __forceinline__ void store_scale(const ScaleGeometry& g, uint8_t* dst
 }
 
 // scale_offset(p.ss, m, k) in 32-bit arithmetic wherever every offset of a row-scale block fits (short of a
-// 4 GB scale buffer, always): every term is non-negative and at most the sum, so none wraps. A 64-bit
-// product costs two or three instructions, and this runs for every tile.
+// 4 GB scale buffer, always; see scale_offset_as): a 64-bit product costs two or three instructions, and this
+// runs for every tile.
 __device__ __forceinline__ int64_t row_scale_offset(const Params& p, int64_t m, int64_t k) {
     if (!p.scale_offsets_fit_32) return scale_offset(p.ss, m, k);
-    const uint32_t r = uint32_t(m), c = uint32_t(k);
-    return (r >> 7) * uint32_t(p.ss.rows128) + ((r >> 5) & 3) * uint32_t(p.ss.rows32) + (r & 31) * uint32_t(p.ss.row) +
-           (c >> 2) * uint32_t(p.ss.cols4) + (c & 3) * uint32_t(p.ss.col);
+    return scale_offset_as<uint32_t>(p.ss, uint32_t(m), uint32_t(k));
 }
 
 // The layout's column padding of row m (SWIZZLED_128X4 pads to 4 columns, PACKED_UE8M0 to 4 per word):
@@ -671,7 +665,7 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     const float s = group_scale(a, upper_bound(p), p.quant);
     const Divisor d = divisor_of(s, p.quant);
     if (threadIdx.x == 0) {
-        store_scale(p.sg, p.scales + o.block + scale_offset(p.ss, o.scale_row, 0), s);
+        store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, 0), s);
         zero_scale_padding(p, p.scales + o.block, o.scale_row, 0);
     }
     for (int j0 = threadIdx.x * 8; j0 < p.cols; j0 += kStride) {  // second pass: an L2-resident re-read
@@ -789,8 +783,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
-    Params p = make_params(a);
-    p.hardware_exp = kHardwareExp;
+    const Params p = make_params(a);
     const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);

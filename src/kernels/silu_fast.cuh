@@ -1,44 +1,33 @@
-// SiLU without the IEEE division's range check (device only): the same bits as fq::silu of
-// src/common/activation.h wherever it claims its result, which tests/test_gpu_math.cu checks for every
-// bf16 and fp16 input.
+// SiLU on the plain kernel's fast path (device only): the same bits as fq::silu of
+// src/common/activation.h for every input it takes, |x| <= 86.5, which tests/test_gpu_math.cu checks for
+// every bf16 and fp16 input; the kernel sends the rest down the exact path.
 #pragma once
 
 #include "../common/activation.h"
 
 namespace fq::cuda {
 
+// The largest |x| the fast path takes: exp(-x) stays normal without portable_exp_normal_range's clamp,
+// and silu_quotient's range holds.
+constexpr float kSiluInsideLimit = 86.5f;
+
 // SiLU's quotient x / d, d = 1 + exp(-x), without the range check and out-of-line call of the IEEE
 // division: MUFU reciprocal, one Newton step, the quotient and one residual correction -- the fast path
 // nvcc emits for div.rn.f32, which gives the IEEE quotient where no intermediate leaves the normal
-// range. That holds for x finite and >= -87 (d < 2^126, so the reciprocal is normal); anything else
-// sets `outside` and the caller divides exactly. The residual is taken as d q - x, not x - d q, so that
-// x = -0 keeps its sign. tests/test_gpu_math.cu checks every bf16 and fp16 x against the IEEE division.
-__device__ __forceinline__ float silu_quotient(float x, float d, bool& outside) {
+// range. That holds for x finite and >= -87 (d < 2^126, so the reciprocal is normal), so for every
+// |x| <= kSiluInsideLimit. The residual is taken as d q - x, not x - d q, so that x = -0 keeps its sign.
+__device__ __forceinline__ float silu_quotient(float x, float d) {
     float r;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
     r = __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
     const float q = __fmul_rn(x, r);
     const float minus_residual = __fmaf_rn(d, q, -x);
-    outside |= !(x >= -87.0f && x <= 3.40282347e38f);
     return __fmaf_rn(-minus_residual, r, q);
 }
 
-__device__ __forceinline__ float silu_fast(float x, bool& outside) {
-    return silu_quotient(x, 1.0f + portable_exp_normal_range(-x), outside);
-}
-
-// silu_fast for |x| <= kSiluInsideLimit, where it needs neither the clamp of portable_exp_normal_range
-// (exp(-x) stays normal) nor the range flag (silu_quotient's range holds): the same bits there.
-constexpr float kSiluInsideLimit = 86.5f;
-
-// x / d for |x| <= kSiluInsideLimit (silu_quotient without the range flag).
-__device__ __forceinline__ float silu_quotient_inside(float x, float d) {
-    bool unused = false;
-    return silu_quotient(x, d, unused);
-}
-
+// fq::silu(x) for |x| <= kSiluInsideLimit.
 __device__ __forceinline__ float silu_inside(float x) {
-    return silu_quotient_inside(x, 1.0f + detail::scale_normal(detail::exp_parts(-x)));
+    return silu_quotient(x, 1.0f + detail::scale_normal(detail::exp_parts(-x)));
 }
 
 // Whether the 16-bit inputs (bf16 or fp16, kIn) in the halves of w that `mask` keeps (0x7FFF per half

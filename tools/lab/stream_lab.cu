@@ -126,9 +126,11 @@ __device__ __forceinline__ void silu_tile(const uint4 (&g)[EPT / 8], const uint4
 }
 
 // ---- kernel shapes ---------------------------------------------------------------------------------
+// One signature for all (QuantKernel): sc holds fp32 scales for the silu kernels; only the persistent
+// kernels read `tiles`.
 // flat: one block = TPB * EPT consecutive outputs.
 template <int TPB, int EPT, int LD, int ST>
-__global__ void __launch_bounds__(TPB) mx_flat(const uint16_t* in, uint8_t* out, uint8_t* sc) {
+__global__ void __launch_bounds__(TPB) mx_flat(const uint16_t* in, uint8_t* out, uint8_t* sc, int64_t) {
     const int64_t e0 = (int64_t(blockIdx.x) * TPB + threadIdx.x) * EPT;
     uint4 raw[EPT / 8];
 #pragma unroll
@@ -137,8 +139,10 @@ __global__ void __launch_bounds__(TPB) mx_flat(const uint16_t* in, uint8_t* out,
 }
 // 2d: the library's shape (x = row, y = column tile of TPB * EPT outputs).
 template <int TPB, int EPT, int LD, int ST>
-__global__ void __launch_bounds__(TPB) mx_2d(const uint16_t* in, uint8_t* out, uint8_t* sc) {
-    const int64_t e0 = int64_t(blockIdx.x) * K + (int64_t(blockIdx.y) * TPB + threadIdx.x) * EPT;
+__global__ void __launch_bounds__(TPB) mx_2d(const uint16_t* in, uint8_t* out, uint8_t* sc, int64_t) {
+    const int col = (int(blockIdx.y) * TPB + int(threadIdx.x)) * EPT;
+    if (col >= K) return;  // whole warps (K % (32 * EPT) == 0)
+    const int64_t e0 = int64_t(blockIdx.x) * K + col;
     uint4 raw[EPT / 8];
 #pragma unroll
     for (int i = 0; i < EPT / 8; ++i) raw[i] = ld16<LD>(in + e0 + 8 * i);
@@ -161,7 +165,7 @@ __global__ void __launch_bounds__(TPB) mx_persist(const uint16_t* in, uint8_t* o
 }
 
 template <int TPB, int EPT, int LD, int ST>
-__global__ void __launch_bounds__(TPB) silu_2d(const uint16_t* in, uint8_t* out, float* sc) {
+__global__ void __launch_bounds__(TPB) silu_2d(const uint16_t* in, uint8_t* out, uint8_t* sc, int64_t) {
     const int64_t row = blockIdx.x;
     const int col = (int(blockIdx.y) * TPB + int(threadIdx.x)) * EPT;
     if (col >= K) return;  // whole warps (K % (32 * EPT) == 0)
@@ -169,10 +173,10 @@ __global__ void __launch_bounds__(TPB) silu_2d(const uint16_t* in, uint8_t* out,
     uint4 g[EPT / 8], u[EPT / 8];
 #pragma unroll
     for (int i = 0; i < EPT / 8; ++i) g[i] = ld16<LD>(r + col + 8 * i), u[i] = ld16<LD>(r + K + col + 8 * i);
-    silu_tile<EPT, ST>(g, u, row, col, out, sc);
+    silu_tile<EPT, ST>(g, u, row, col, out, reinterpret_cast<float*>(sc));
 }
 template <int TPB, int EPT, int LD, int ST>
-__global__ void __launch_bounds__(TPB) silu_flat(const uint16_t* in, uint8_t* out, float* sc) {
+__global__ void __launch_bounds__(TPB) silu_flat(const uint16_t* in, uint8_t* out, uint8_t* sc, int64_t) {
     const int64_t e0 = (int64_t(blockIdx.x) * TPB + threadIdx.x) * EPT;
     const int64_t row = e0 / K;  // K is a constant: a multiply and shift
     const int col = int(e0 - row * K);
@@ -180,10 +184,10 @@ __global__ void __launch_bounds__(TPB) silu_flat(const uint16_t* in, uint8_t* ou
     uint4 g[EPT / 8], u[EPT / 8];
 #pragma unroll
     for (int i = 0; i < EPT / 8; ++i) g[i] = ld16<LD>(r + col + 8 * i), u[i] = ld16<LD>(r + K + col + 8 * i);
-    silu_tile<EPT, ST>(g, u, row, col, out, sc);
+    silu_tile<EPT, ST>(g, u, row, col, out, reinterpret_cast<float*>(sc));
 }
 template <int TPB, int EPT, int U, int LD, int ST>
-__global__ void __launch_bounds__(TPB) silu_persist(const uint16_t* in, uint8_t* out, float* sc, int64_t tiles) {
+__global__ void __launch_bounds__(TPB) silu_persist(const uint16_t* in, uint8_t* out, uint8_t* sc, int64_t tiles) {
     for (int64_t t = int64_t(blockIdx.x) * U; t < tiles; t += int64_t(gridDim.x) * U) {
         uint4 g[U][EPT / 8], u[U][EPT / 8];
         int64_t rows[U];
@@ -200,7 +204,7 @@ __global__ void __launch_bounds__(TPB) silu_persist(const uint16_t* in, uint8_t*
         }
 #pragma unroll
         for (int k = 0; k < U; ++k)
-            if (t + k < tiles) silu_tile<EPT, ST>(g[k], u[k], rows[k], cols[k], out, sc);
+            if (t + k < tiles) silu_tile<EPT, ST>(g[k], u[k], rows[k], cols[k], out, reinterpret_cast<float*>(sc));
     }
 }
 
@@ -273,6 +277,22 @@ static int resident(const void* kernel, int tpb) {
     return n;
 }
 
+using QuantKernel = void (*)(const uint16_t*, uint8_t*, uint8_t*, int64_t);
+enum class Grid { TwoD, Flat, Persistent };  // (rows, column tiles); one block a tile; resident blocks only
+
+// Times `kernel` (TPB threads, tiles of `tile` outputs) over the rotated sets and prints its row.
+static void measure(const char* what, const std::string& name, QuantKernel kernel, Grid grid, int tpb, int tile,
+                    const Sets& s, double bytes, double copy_us, int sms) {
+    const int occ = resident((const void*)kernel, tpb);
+    const int64_t tiles = int64_t(M) * K / tile;
+    const dim3 g = grid == Grid::TwoD ? dim3(M, (K + tile - 1) / tile)
+                   : grid == Grid::Flat ? dim3(unsigned(tiles))
+                                        : dim3(unsigned(sms * occ));
+    const double us = time_us([&](int i) { kernel<<<g, tpb>>>(s.in[i], s.out[i], s.sc[i], tiles); }, int(s.in.size()));
+    printf("%-6s %-34s %9.2f us %7.0f GB/s %6.1f%% of copy  (%d blocks/SM)\n", what, name.c_str(), us,
+           bytes / us * 1e-3, 100.0 * copy_us / us, occ);
+}
+
 int main(int argc, char** argv) {
     g_once = argc > 1 && std::string(argv[1]) == "once";
     cudaDeviceProp prop;
@@ -282,10 +302,6 @@ int main(int argc, char** argv) {
     const int64_t n = int64_t(M) * K;
     constexpr int kSets = 3;
 
-    auto report = [](const char* what, const std::string& name, double bytes, double us, double copy_us, int occ) {
-        printf("%-6s %-34s %9.2f us %7.0f GB/s %6.1f%% of copy  (%d blocks/SM)\n", what, name.c_str(), us, bytes / us * 1e-3,
-               100.0 * copy_us / us, occ);
-    };
     auto copy_time = [&](double bytes) {
         Sets c = make_sets(size_t(bytes / 2) & ~size_t(255), size_t(bytes / 2) & ~size_t(255), 256, kSets);
         const double us = time_us([&](int i) { CK(cudaMemcpyAsync(c.out[i], c.in[i], size_t(bytes / 2) & ~size_t(255), cudaMemcpyDeviceToDevice)); }, kSets);
@@ -305,21 +321,13 @@ int main(int argc, char** argv) {
         const double bytes = double(n) * 2 + double(n) + double(n) / 32;
         const double copy = copy_time(bytes);
         Sets s = make_sets(n * 2, n, n / 32, kSets);
-#define MX_FLAT(TPB, EPT, LD, ST)                                                                                 \
-    report("mx", "flat tpb=" #TPB " ept=" #EPT " ld=" #LD " st=" #ST, bytes,                                      \
-           time_us([&](int i) { mx_flat<TPB, EPT, LD, ST><<<unsigned(n / (TPB * EPT)), TPB>>>(s.in[i], s.out[i], s.sc[i]); }, kSets), \
-           copy, resident((const void*)mx_flat<TPB, EPT, LD, ST>, TPB));
-#define MX_2D(TPB, EPT, LD, ST)                                                                                   \
-    report("mx", "2d tpb=" #TPB " ept=" #EPT " ld=" #LD " st=" #ST, bytes,                                        \
-           time_us([&](int i) { mx_2d<TPB, EPT, LD, ST><<<dim3(M, K / (TPB * EPT)), TPB>>>(s.in[i], s.out[i], s.sc[i]); }, kSets), \
-           copy, resident((const void*)mx_2d<TPB, EPT, LD, ST>, TPB));
-#define MX_PERSIST(TPB, EPT, U, LD, ST)                                                                           \
-    {                                                                                                             \
-        const int occ = resident((const void*)mx_persist<TPB, EPT, U, LD, ST>, TPB);                              \
-        report("mx", "persist tpb=" #TPB " ept=" #EPT " u=" #U " ld=" #LD " st=" #ST, bytes,                      \
-               time_us([&](int i) { mx_persist<TPB, EPT, U, LD, ST><<<sms * occ, TPB>>>(s.in[i], s.out[i], s.sc[i], n / (TPB * EPT)); }, kSets), \
-               copy, occ);                                                                                        \
-    }
+// CASE(what, kernel, grid, TPB, EPT, the kernel's other template arguments): one measured row.
+#define CASE(WHAT, KERNEL, GRID, TPB, EPT, ...)                                                                 \
+    measure(WHAT, #KERNEL "<" #TPB "," #EPT "," #__VA_ARGS__ ">", KERNEL<TPB, EPT, __VA_ARGS__>, Grid::GRID, TPB, \
+            TPB * EPT, s, bytes, copy, sms)
+#define MX_2D(TPB, EPT, LD, ST) CASE("mx", mx_2d, TwoD, TPB, EPT, LD, ST);
+#define MX_FLAT(TPB, EPT, LD, ST) CASE("mx", mx_flat, Flat, TPB, EPT, LD, ST);
+#define MX_PERSIST(TPB, EPT, U, LD, ST) CASE("mx", mx_persist, Persistent, TPB, EPT, U, LD, ST);
         MX_2D(128, 8, 1, 1)  // the library's shape and hints
         MX_2D(128, 8, 0, 0)
         MX_2D(128, 16, 1, 1)
@@ -345,21 +353,9 @@ int main(int argc, char** argv) {
         const double bytes = double(n) * 4 + double(n) + double(n) / 128 * 4;
         const double copy = copy_time(bytes);
         Sets s = make_sets(n * 4, n, n / 128 * 4, kSets);
-#define SI_2D(TPB, EPT, LD, ST)                                                                                   \
-    report("silu", "2d tpb=" #TPB " ept=" #EPT " ld=" #LD " st=" #ST, bytes,                                      \
-           time_us([&](int i) { silu_2d<TPB, EPT, LD, ST><<<dim3(M, (K + TPB * EPT - 1) / (TPB * EPT)), TPB>>>(s.in[i], s.out[i], (float*)s.sc[i]); }, kSets), \
-           copy, resident((const void*)silu_2d<TPB, EPT, LD, ST>, TPB));
-#define SI_FLAT(TPB, EPT, LD, ST)                                                                                 \
-    report("silu", "flat tpb=" #TPB " ept=" #EPT " ld=" #LD " st=" #ST, bytes,                                    \
-           time_us([&](int i) { silu_flat<TPB, EPT, LD, ST><<<unsigned(n / (TPB * EPT)), TPB>>>(s.in[i], s.out[i], (float*)s.sc[i]); }, kSets), \
-           copy, resident((const void*)silu_flat<TPB, EPT, LD, ST>, TPB));
-#define SI_PERSIST(TPB, EPT, U, LD, ST)                                                                           \
-    {                                                                                                             \
-        const int occ = resident((const void*)silu_persist<TPB, EPT, U, LD, ST>, TPB);                            \
-        report("silu", "persist tpb=" #TPB " ept=" #EPT " u=" #U " ld=" #LD " st=" #ST, bytes,                    \
-               time_us([&](int i) { silu_persist<TPB, EPT, U, LD, ST><<<sms * occ, TPB>>>(s.in[i], s.out[i], (float*)s.sc[i], n / (TPB * EPT)); }, kSets), \
-               copy, occ);                                                                                        \
-    }
+#define SI_2D(TPB, EPT, LD, ST) CASE("silu", silu_2d, TwoD, TPB, EPT, LD, ST);
+#define SI_FLAT(TPB, EPT, LD, ST) CASE("silu", silu_flat, Flat, TPB, EPT, LD, ST);
+#define SI_PERSIST(TPB, EPT, U, LD, ST) CASE("silu", silu_persist, Persistent, TPB, EPT, U, LD, ST);
         SI_2D(128, 8, 1, 1)  // the library's shape and hints
         SI_2D(128, 8, 0, 0)
         SI_2D(256, 8, 1, 1)
