@@ -153,7 +153,7 @@ struct World {
                 s.insert(s.end(), b, b + (st == FQ_STATUS_SUCCESS ? w : 0));
             }
         };
-        grab([&](int32_t a, uint8_t* b, size_t* w) { return fqHandleGetAttribute(h, a, b, a <= FQ_HANDLE_VARIANT ? 4 : 0, w); }, 6);
+        grab([&](int32_t a, uint8_t* b, size_t* w) { return fqHandleGetAttribute(h, a, b, a <= FQ_HANDLE_WIDE_TILE_MIN ? 4 : 0, w); }, 7);
         grab([&](int32_t a, uint8_t* b, size_t* w) {
             size_t need = 0;
             fqQuantDescGetAttribute(d, a, nullptr, 0, &need);
@@ -290,6 +290,7 @@ const AttrSpec kHandle[] = {
     FQ_ATTR(FQ_HANDLE_SM_COUNT, T::I32, 0, 0, false),
     FQ_ATTR(FQ_HANDLE_ALLOW_PDL, T::I32, 0, 1),
     FQ_ATTR(FQ_HANDLE_VARIANT, T::I32, -1, 0),  // the host backend has one variant
+    FQ_ATTR(FQ_HANDLE_WIDE_TILE_MIN, T::I32, -1, INT32_MAX),
 };
 const AttrSpec kLayout[] = {
     FQ_ATTR(FQ_TENSOR_LAYOUT_TYPE, T::I32, 0, FQ_TYPE_INT32),
@@ -399,9 +400,9 @@ void handle_cases(Cases& c) {
             return fqHandleGetAttribute(w.h, id, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
         });
     }
-    c.add("fqHandleSetAttribute", "attr", "unknown id 6 (one past the last)", {INVALID}, "attr", [](World& w) {
+    c.add("fqHandleSetAttribute", "attr", "unknown id 7 (one past the last)", {INVALID}, "attr", [](World& w) {
         const int32_t v = 0;
-        return fqHandleSetAttribute(w.h, 6, &v, 4);
+        return fqHandleSetAttribute(w.h, 7, &v, 4);
     });
     for (const AttrSpec& a : kHandle) {
         const int32_t id = a.id;

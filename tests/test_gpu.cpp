@@ -206,8 +206,12 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
 
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
-    for (int32_t v = -1; v < n; ++v) {  // -1: the dispatcher's own choice
+    // Every variant (-1: the dispatcher's own choice), each with the tile rule that picks 8 or 16 outputs a
+    // thread for plain problems at its default (these small problems: 8) and at 0 (always 16).
+    for (int32_t run = 0; run < 2 * (n + 1); ++run) {
+        const int32_t v = run / 2 - 1, wide_tile_min = run % 2 ? 0 : -1;
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_WIDE_TILE_MIN, &wide_tile_min, 4) == FQ_STATUS_SUCCESS);
         DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes), d_col(want_col.size()), d_col_scales(col_sbytes);
         for (auto* b : {&d_out, &d_scales, &d_col, &d_col_scales})  // poison
             CUDA_OK(cudaMemset(b->p, 0xAB, std::max<size_t>(b->n, 1)));
@@ -229,6 +233,7 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         // (sm90.group.hwexp); sm90.group.lut must match byte for byte.
         if (std::string(name).find("not bit-exact") != std::string::npos) continue;
         CAPTURE(std::string(name));
+        CAPTURE(wide_tile_min);
         REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
         CUDA_OK(cudaDeviceSynchronize());
         ++tally.runs;
@@ -251,6 +256,7 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
     }
     int32_t automatic = -1;
     fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &automatic, 4);
+    fqHandleSetAttribute(gpu, FQ_HANDLE_WIDE_TILE_MIN, &automatic, 4);
 }
 
 bool g_has_gpu = false;

@@ -231,8 +231,13 @@ enum fqHandleAttribute {
     FQ_HANDLE_SM_COUNT = 3,     /**< int32_t, read-only: multiprocessors (host: hardware threads) */
     FQ_HANDLE_ALLOW_PDL = 4,    /**< int32_t, read-write, default 0: launch with programmatic dependent
                                      launch on sm_90+ (the caller's previous kernel must allow it) */
-    FQ_HANDLE_VARIANT = 5       /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
+    FQ_HANDLE_VARIANT = 5,      /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
                                      to variant `index` of fqGetVariantName, for `fq check` and tests */
+    FQ_HANDLE_WIDE_TILE_MIN = 6 /**< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with
+                                     FP32 intermediates, no MoE layout and no routing probability run 16
+                                     outputs a thread (the faster kernel once the GPU is full) where they
+                                     have at least this many tiles of 2048 outputs, else 8 outputs a thread
+                                     (half the latency for small batches); 0: always 16. For tuning and tests */
 };
 FQ_API fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t sizeInBytes);
 FQ_API fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t sizeInBytes,

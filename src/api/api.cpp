@@ -149,6 +149,7 @@ const Attr kHandleAttrs[] = {
     {FQ_HANDLE_SM_COUNT, "FQ_HANDLE_SM_COUNT", AttrType::I32, offsetof(fqContext, sm_count), false, 0, 0},
     {FQ_HANDLE_ALLOW_PDL, "FQ_HANDLE_ALLOW_PDL", AttrType::I32, offsetof(fqContext, allow_pdl), true, 0, 1},
     {FQ_HANDLE_VARIANT, "FQ_HANDLE_VARIANT", AttrType::I32, offsetof(fqContext, variant), true, -1, 1 << 20},
+    {FQ_HANDLE_WIDE_TILE_MIN, "FQ_HANDLE_WIDE_TILE_MIN", AttrType::I32, offsetof(fqContext, wide_tile_min), true, -1, INT32_MAX},
 };
 
 template <size_t N>
@@ -569,7 +570,7 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, handle->device);
         return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
                                  reinterpret_cast<void*>(stream), handle->device,
-                                 handle->sm_count, handle->allow_pdl != 0});
+                                 handle->sm_count, handle->allow_pdl != 0, handle->wide_tile_min});
     });
 }
 

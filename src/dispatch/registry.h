@@ -22,6 +22,7 @@ struct LaunchArgs {
     int device;
     int sm_count;
     bool allow_pdl;
+    int wide_tile_min;  // FQ_HANDLE_WIDE_TILE_MIN (-1: one wave of the plain kernel)
 };
 
 struct Variant {

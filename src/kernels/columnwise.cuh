@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
         if (lane16 == 0) row_expert[rr] = o.expert;
         if (row_groups) {
             const float t = tensor_scale_of(p, o.expert < 0 ? 0 : o.expert);
-            if (is_microscaling(p.scheme)) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, valid, y, active, t, bound);
-            else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, valid, y, active, t, bound);
+            if (is_microscaling(p.scheme)) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, active ? valid : 0, y, t, bound);
+            else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, active ? valid : 0, y, t, bound);
         }
         float4* dst = reinterpret_cast<float4*>(parked + rr * kYStride + lane16 * 8);
         dst[0] = make_float4(y[0], y[1], y[2], y[3]);

@@ -61,6 +61,7 @@ struct Params {
     Scheme scheme;
     int group_shift;  // log2 of the group size (per-group)
     int lanes_per_group;
+    int pair_shift;       // plain kernel: log2 of the lanes a group spans at 16 outputs a thread (G/16)
     ScaleGeometry sg;
     ScaleStrides ss;  // sg's byte offsets without a branch on the layout
     bool scale_offsets_fit_32;  // every byte offset within a row-scale block is below 2^32 (row_scale_offset)
@@ -183,8 +184,7 @@ struct RawWords {
 };
 
 template <class S>
-__device__ __forceinline__ RawWords load_words(const Params& p, int64_t m, int j0) {
-    const uint16_t* row = p.in + m * p.in_ld;
+__device__ __forceinline__ RawWords load_words(const Params& p, const uint16_t* row, int j0) {
     RawWords r{};
     if constexpr (S::gate == GateKind::None) {
         r.a = *reinterpret_cast<const uint4*>(row + j0);
@@ -206,10 +206,15 @@ __device__ __forceinline__ Raw8 raw8_of(const RawWords& w) {
     return r;
 }
 
+template <class S>
+__device__ __forceinline__ RawWords load_words(const Params& p, int64_t m, int j0) {
+    return load_words<S>(p, p.in + m * p.in_ld, j0);
+}
+
+// The inputs of the 8 outputs at column j0 of the input row `row`.
 template <class S, bool kVec>
-__device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
-    if constexpr (kVec) return raw8_of(load_words<S>(p, m, j0));
-    const uint16_t* row = p.in + m * p.in_ld;
+__device__ __forceinline__ Raw8 load_raw(const Params& p, const uint16_t* row, int j0) {
+    if constexpr (kVec) return raw8_of(load_words<S>(p, row, j0));
     const int valid = outputs_left(p, j0);
     Raw8 r;
     if constexpr (S::gate == GateKind::None) {
@@ -223,6 +228,11 @@ __device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
         r.b = load8<kVec>(row + c.up, valid);
     }
     return r;
+}
+
+template <class S, bool kVec>
+__device__ __forceinline__ Raw8 load_raw(const Params& p, int64_t m, int j0) {
+    return load_raw<S, kVec>(p, p.in + m * p.in_ld, j0);
 }
 
 // Input i of the 8 in h as fp32 (i a constant after unrolling: a runtime index goes to local memory). bf16
@@ -352,15 +362,20 @@ __device__ __forceinline__ bool quotient_in_range(float a, const Divisor& d) {
     return d.s >= 0x1p-64f && d.s <= 0x1p64f && a * d.r <= 0x1p64f;
 }
 
-// Eight values already divided by (or multiplied into) their scale, encoded: fp8
-// codes in 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1).
-template <bool kHwCvt>
-__device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
-    uint32_t w[2] = {0, 0};
+// kChunks x 8 values already divided by (or multiplied into) their scale, encoded: per chunk, fp8 codes in
+// 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1). One branch on the format for all
+// chunks.
+template <bool kHwCvt, int kChunks>
+__device__ __forceinline__ void encode(const float (&v)[kChunks][8], DType out, uint2 (&codes)[kChunks]) {
     if (out == DType::E2M1) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) w[0] |= uint32_t(encode_e2m1(v[i])) << (4 * i);
-        return make_uint2(w[0], 0);
+        for (int c = 0; c < kChunks; ++c) {
+            uint32_t w = 0;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) w |= uint32_t(encode_e2m1(v[c][i])) << (4 * i);
+            codes[c] = make_uint2(w, 0);
+        }
+        return;
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     constexpr bool kHardware = kHwCvt;
@@ -369,36 +384,64 @@ __device__ __forceinline__ uint2 encode8(const float v[8], DType out) {
 #endif
     if constexpr (kHardware) {
         const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-            pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
-        return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+        for (int c = 0; c < kChunks; ++c) {
+            uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[c][2 * i], v[c][2 * i + 1]), __NV_SATFINITE, kind);
+            codes[c] = make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+        }
     } else {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
-        return make_uint2(w[0], w[1]);
+        for (int c = 0; c < kChunks; ++c) {
+            uint32_t w[2] = {0, 0};
+#pragma unroll
+            for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[c][i])) << (8 * (i % 4));
+            codes[c] = make_uint2(w[0], w[1]);
+        }
     }
 }
 
-// Eight outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
-// amax; NaN elements need none).
 template <bool kHwCvt>
-__device__ __forceinline__ uint2 quantize8(const float y[8], float a, const Divisor& d, const QuantParams& q) {
-    float v[8];
+__device__ __forceinline__ uint2 encode8(const float (&v)[8], DType out) {
+    uint2 codes[1];
+    encode<kHwCvt, 1>(*reinterpret_cast<const float(*)[1][8]>(&v), out, codes);
+    return codes[0];
+}
+
+// kChunks x 8 outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
+// amax; NaN elements need none).
+template <bool kHwCvt, int kChunks>
+__device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, const Divisor& d, const QuantParams& q,
+                                         uint2 (&codes)[kChunks]) {
+    float v[kChunks][8];
     if (q.reciprocal) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) v[i] = y[i] * d.r;
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * d.r;
     } else if (quotient_in_range(a, d)) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) v[i] = quotient(y[i], d);
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[c][i] = quotient(y[c][i], d);
     } else {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) v[i] = y[i] / d.s;
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] / d.s;
     }
-    // encode8's hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
-    if (q.out == DType::E4M3FN || q.out == DType::E5M2) return encode8<kHwCvt>(v, q.out);
-    return encode8<false>(v, q.out);
+    // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
+    else encode<false>(v, q.out, codes);
+}
+
+template <bool kHwCvt>
+__device__ __forceinline__ uint2 quantize8(const float (&y)[8], float a, const Divisor& d, const QuantParams& q) {
+    uint2 codes[1];
+    quantize<kHwCvt, 1>(*reinterpret_cast<const float(*)[1][8]>(&y), a, d, q, codes);
+    return codes[0];
 }
 
 template <bool kVec>
@@ -508,54 +551,75 @@ __device__ __forceinline__ void store_codes(const Params& p, int64_t m, int j0, 
     }
 }
 
-// The amax of a group: this thread's 8 outputs, reduced over the group's neighbouring lanes.
-// Unrolled (a group spans at most 16 lanes: 128 outputs); the steps past the group's lanes are skipped by
-// a warp-uniform test.
-__device__ __forceinline__ float group_amax(const Params& p, float lane_amax) {
+// The amax of a group: this thread's outputs, reduced over the group's `lanes` neighbouring lanes (a power
+// of two). Unrolled (a group spans at most 16 lanes: 128 outputs); the steps past the group's lanes are
+// skipped by a warp-uniform test.
+__device__ __forceinline__ float group_amax(int lanes, float lane_amax) {
     float a = lane_amax;
 #pragma unroll
     for (int d = 8; d > 0; d /= 2)
-        if (d < p.lanes_per_group) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+        if (d < lanes) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
     return a;
 }
 
-__device__ __forceinline__ bool group_leader(const Params& p) { return (threadIdx.x & (p.lanes_per_group - 1)) == 0; }
-
-// Everything of one tile of a row after its 8 outputs y are activated: group amax, scale, values.
-// `active`: this lane has outputs (its columns exist and its row is owned); every lane of the warp calls
-// this, as the group amax is a warp shuffle. kMx: the microscaling schemes (E8M0 / E4M3 block scales;
-// tensor_scale holds NVFP4's S_enc), else the fp32-scale schemes; a template parameter so that neither
-// kernel carries the other's registers.
-template <bool kVec, bool kHwCvt, bool kMx>
-__device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, int j0, int valid,
-                                                   const float y[8], bool active, float tensor_scale, float scale_bound) {
-    const bool leader = group_leader(p) && active;
-    const int64_t k = j0 >> p.group_shift;
-    const float lane_amax = active ? amax8(y, valid) : 0.0f;
+// Everything of one tile of a row after its outputs are activated: group amax, scale, values. The thread
+// holds kChunks chunks of 8 outputs y[c], starting at columns j[c] (valid[c] of them exist; 0: the chunk is
+// past the row), all in the same group (its scale is S[m, j[0] >> group_shift]); the group spans `lanes`
+// neighbouring lanes, the first of which writes the scale. Every lane of the warp calls this (the group amax
+// is a warp shuffle); a lane with valid[0] == 0 (or a row no expert owns) has no outputs. kMx: the
+// microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc), else the fp32-scale
+// schemes; a template parameter so that neither kernel carries the other's registers.
+template <int kChunks, bool kVec, bool kHwCvt, bool kMx>
+__device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, const int (&j)[kChunks],
+                                                   const int (&valid)[kChunks], const float (&y)[kChunks][8], int lanes,
+                                                   float tensor_scale, float scale_bound) {
+    const bool active = valid[0] > 0;
+    const bool leader = (threadIdx.x & (lanes - 1)) == 0 && active;
+    const int64_t k = j[0] >> p.group_shift;
+    float lane_amax = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) lane_amax = fmaxf(lane_amax, amax8(y[c], valid[c]));
     if constexpr (kMx) {
         float mul;
-        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(p, lane_amax), tensor_scale, mul);
+        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(lanes, lane_amax), tensor_scale, mul);
         if (leader) {
             p.scales[o.block + row_scale_offset(p, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
-        if (active) {
-            float v[8];
+float v[kChunks][8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = y[i] * mul;
-            store_codes<kVec>(p, m, j0, encode8<kHwCvt>(v, p.quant.out), valid);
-        }
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * mul;
+        uint2 codes[kChunks];
+        encode<kHwCvt>(v, p.quant.out, codes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+            if (valid[c] > 0) store_codes<kVec>(p, m, j[c], codes[c], valid[c]);
     } else {
         float s = tensor_scale;
         if (!is_per_tensor(p.scheme)) {
-            s = group_scale(group_amax(p, lane_amax), scale_bound, p.quant);
+            s = group_scale(group_amax(lanes, lane_amax), scale_bound, p.quant);
             if (leader) {
                 store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, k), s);
                 zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
             }
         }
-        if (active) store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, lane_amax, divisor_of(s, p.quant), p.quant), valid);
+        uint2 codes[kChunks];
+        quantize<kHwCvt>(y, lane_amax, divisor_of(s, p.quant), p.quant, codes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+            if (valid[c] > 0) store8<kVec>(p.out + m * p.out_ld + j[c], codes[c], valid[c]);
     }
+}
+
+// One chunk of 8 outputs a thread; a group spans p.lanes_per_group lanes.
+template <bool kVec, bool kHwCvt, bool kMx>
+__device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, int j0, int valid,
+                                                   const float (&y)[8], float tensor_scale, float scale_bound) {
+    const int j[1] = {j0}, n[1] = {valid};
+    const float(&y1)[1][8] = *reinterpret_cast<const float(*)[1][8]>(&y);
+    quantize_activated<1, kVec, kHwCvt, kMx>(p, o, m, j, n, y1, p.lanes_per_group, tensor_scale, scale_bound);
 }
 
 // Scale slot (m, k) of a padding row (past the block's logical rows) written as zero, and the row's column
@@ -584,57 +648,110 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
-// kPlain: FP32 intermediates, the portable exp, no MoE layout and no routing probability, decided at launch,
-// so the kernel carries no code for the other rounding modes, row owners and probabilities (fewer
-// instructions and registers: on the H100 this kernel is bound by its instruction issue, docs/perf.md).
-// Block (b, t) runs output columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns
-// is skipped. Blocks past the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
-// Measured on the H100 (docs/perf.md): blocks of several rows (a row loop, with or without the next row's
-// loads issued early) and threads of several tiles were no faster; more resident warps were.
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
 #ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
 #define FQ_GROUP_MIN_BLOCKS 12
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kMx, bool kHwExp = false>
-__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
-    // Row owners (MoE) only in the general kernel: in the plain one their registers would cost resident
-    // warps (it runs under a 40-register cap).
-    constexpr bool kOwners = !kPlain;
-    wait_for_producer();
-    const int j0 = tile_first_output<kPlain>();
-    const int64_t b = block_row<kPlain>();  // the last z slice may run past the padding rows: they find no work
-    if (b < p.rows) {
-        const RowOwner o = kOwners ? row_owner(p, b) : RowOwner{0, b, 0};
-        if (o.expert < 0) {
-            let_consumer_start();
-            return;
-        }
-        const bool col_ok = j0 < p.cols;
-        Raw8 raw;
-        if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
-        let_consumer_start();
-        float y[8];
-        if (col_ok) activate8<S, kPlain, kHwExp>(p, raw, b, y);
-        // Every lane of the warp takes part: the group amax is a warp shuffle.
-        // The tensor scale (or S_enc) and the upper bound only where the scheme reads them: each is a load.
+// The tensor scale (or NVFP4's S_enc) and the scale upper bound, each loaded only where the scheme reads it.
+template <bool kMx>
+struct RowScaleInputs {
+    float tensor_scale = 0.0f, bound = 0.0f;
+    __device__ __forceinline__ RowScaleInputs(const Params& p, int expert) {
         const bool tensor_scaled = kMx ? p.scheme == Scheme::Nvfp4 : is_per_tensor(p.scheme);
-        const float t = tensor_scaled ? tensor_scale_of(p, o.expert) : 0.0f;
-        const float bound = kMx || tensor_scaled ? 0.0f : upper_bound(p);
-        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, col_ok, t, bound);
-        return;
+        if (tensor_scaled) tensor_scale = tensor_scale_of(p, expert);
+        if (!kMx && !tensor_scaled) bound = upper_bound(p);
     }
-    let_consumer_start();
-    // Padding rows [first, last) x this column block's groups, spread over the block's threads.
+};
+
+// Padding rows [first, last) of block row b (past the logical rows, kPadRowsPerBlock rows a block) x the
+// groups of the column tile that starts at output column j_tile, spread over the block's threads.
+template <bool kMx>
+__device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, int j_tile, int tile_outputs) {
     const int64_t first = (b - p.rows) * kPadRowsPerBlock;
     const int64_t total = padding_rows_total(p);
     const int64_t last = first + kPadRowsPerBlock < total ? first + kPadRowsPerBlock : total;
-    const int64_t k0 = int64_t(tile_first_output<kPlain>() - int(threadIdx.x) * 8) >> p.group_shift;
-    const int tile_groups = (kThreads * 8) >> p.group_shift;  // 32-bit index math: at most 16 x 64 slots
+    const int64_t k0 = int64_t(j_tile) >> p.group_shift;
+    const int tile_groups = tile_outputs >> p.group_shift;  // 32-bit index math: at most 16 x 128 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
+}
+
+// The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
+// columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns is skipped. Blocks past
+// the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
+template <class S, bool kVec, bool kHwCvt, bool kMx>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
+    wait_for_producer();
+    const int j0 = tile_first_output<false>();
+    const int64_t b = block_row<false>();
+    if (b >= p.rows) {
+        let_consumer_start();
+        zero_padding_rows<kMx>(p, b, j0 - int(threadIdx.x) * 8, kThreads * 8);
+        return;
+    }
+    const RowOwner o = row_owner(p, b);
+    if (o.expert < 0) {
+        let_consumer_start();
+        return;
+    }
+    const bool col_ok = j0 < p.cols;
+    Raw8 raw;
+    if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
+    let_consumer_start();
+    float y[8];
+    if (col_ok) activate8<S>(p, raw, b, y);
+    const RowScaleInputs<kMx> in(p, o.expert);
+    // Every lane of the warp takes part: the group amax is a warp shuffle.
+    quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
+}
+
+// ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
+// For problems with FP32 intermediates, no MoE layout and no routing probability (decided at launch), so
+// it carries no code for the other rounding modes, row owners and probabilities. On the H100 the group
+// kernels are bound by instruction issue (docs/perf.md), and most of a thread's instructions are per
+// thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
+// two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
+// schemes), and a group spans G/16 lanes: each warp load still reads whole sectors (G/16 lanes read G/2
+// consecutive outputs), and one group amax, scale and scale store serve 16 outputs.
+// Block (b, t): output columns [t, t + 1) * 2048 of row b, blocks launched in memory order (block_grid).
+constexpr int kPlainTile = kThreads * 16;
+
+// The first column of chunk A of this thread: warp w of the block covers 512 outputs, its lanes in groups of
+// 2^pair_shift (= G/16) lanes, each group of lanes G consecutive outputs.
+__device__ __forceinline__ int plain_chunk_a(const Params& p) {
+    const int lane = int(threadIdx.x) & 31, s = p.pair_shift;
+    const int warp_first = int(blockIdx.x) * kPlainTile + (int(threadIdx.x) >> 5) * 512;
+    return warp_first + ((lane >> s) << (s + 4)) + ((lane & ((1 << s) - 1)) << 3);
+}
+
+// kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
+template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
+    wait_for_producer();
+    const int64_t b = block_row<true>();  // the last z slice may run past the padding rows: they find no work
+    if (b >= p.rows) {
+        let_consumer_start();
+        zero_padding_rows<kMx>(p, b, int(blockIdx.x) * kPlainTile, kPlainTile);
+        return;
+    }
+    const int ja = plain_chunk_a(p), jb = ja + (8 << p.pair_shift);
+    const int j[2] = {ja, jb};
+    const int valid[2] = {ja < p.cols ? outputs_at<kVec>(p, ja) : 0, jb < p.cols ? outputs_at<kVec>(p, jb) : 0};
+    const uint16_t* row = p.in + b * p.in_ld;
+    Raw8 raw[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+        if (valid[c] > 0) raw[c] = load_raw<S, kVec>(p, row, j[c]);
+    let_consumer_start();
+    float y[2][8];
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+        if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], b, y[c]);
+    const RowScaleInputs<kMx> in(p, 0);
+    quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -771,13 +888,17 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
     return launch(kernel, block_grid(plain, c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
 }
 
-// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (block_grid).
+// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (general kernel,
+// rows fastest) or 2048 (plain kernel, memory order; see block_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
-    const int64_t col_blocks = ceil_div(p.cols, int64_t(kThreads) * 8);
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    return launch(group_quant<S, kVec, kHwCvt, kPlain, kMx, kHwExp>, block_grid(kPlain, row_blocks, col_blocks),
-                  dim3(kThreads), a, kPdl, p);
+    if constexpr (kPlain)
+        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(kPlainTile))),
+                      dim3(kThreads), a, kPdl, p);
+    else
+        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, row_blocks, ceil_div(p.cols, int64_t(kThreads) * 8)),
+                      dim3(kThreads), a, kPdl, p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
@@ -785,15 +906,21 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
     const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob;
+    // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
+    // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
+    // 2.2 against 2.8 us on the H100, docs/perf.md session 7).
+    const int64_t wave = int64_t(a.sm_count) * kGroupMinBlocks;
+    const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
+    const bool sixteen = plain && (wide || kHardwareExp);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
         const bool mx = is_microscaling(c.scheme);
         constexpr bool kHw = kHardwareExp;
-        const auto launch_quant = plain ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
-                                              : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
-                                        : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true, kHw>
-                                              : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false, kHw>);
+        const auto launch_quant = sixteen ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
+                                                : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
+                                          : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
+                                                : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
         FQ_TRY(launch_quant(a, p));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;

@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kLutThreads, 1) lut_group_quant(const __grid_c
                 const RawWords raw = col_ok ? load_words<S>(p, m, j0) : RawWords{};
                 float y[8];
                 if (col_ok) activate8_table<S>(p, table, raw, m, y);
-                quantize_activated<true, true, kMx>(p, o, m, j0, col_ok ? 8 : 0, y, col_ok, tensor_scale_of(p, o.expert),
+                quantize_activated<true, true, kMx>(p, o, m, j0, col_ok ? 8 : 0, y, tensor_scale_of(p, o.expert),
                                                     scale_bound);
             }
         }

@@ -91,6 +91,8 @@ Params make_params(const LaunchArgs& a) {
     const bool blocks_of_a_row = c.scheme == Scheme::PerGroup || is_microscaling(c.scheme);
     p.lanes_per_group = blocks_of_a_row ? int(c.group / 8) : 1;
     p.group_shift = c.group == 16 ? 4 : c.group == 32 ? 5 : c.group == 64 ? 6 : 7;
+    // The plain kernel's 16 outputs a thread: a group spans G/16 lanes (the per-tensor schemes map like G = 64).
+    p.pair_shift = blocks_of_a_row ? p.group_shift - 4 : 2;
     p.sg = c.scales;
     p.ss = scale_strides(c.scales);
     p.scale_offsets_fit_32 = c.scales.bytes < (int64_t(1) << 32);

@@ -196,6 +196,7 @@ public:
         const int32_t pin = variant_index(c.variant), allow_pdl = c.pdl;
         check(fqHandleSetAttribute(h_, FQ_HANDLE_VARIANT, &pin, 4), "FQ_HANDLE_VARIANT");
         check(fqHandleSetAttribute(h_, FQ_HANDLE_ALLOW_PDL, &allow_pdl, 4), "FQ_HANDLE_ALLOW_PDL");
+        check(fqHandleSetAttribute(h_, FQ_HANDLE_WIDE_TILE_MIN, &c.wide_tile_min, 4), "FQ_HANDLE_WIDE_TILE_MIN");
         auto skipped = [&](const std::string& why) {
             r.status = "skipped: " + why;
             return r;
@@ -364,6 +365,7 @@ Json to_json_result(const Result& r) {
     o.set("hidden", Json::of(p.cols));
     o.set("layout", Json::of(r.layout));
     o.set("variant", Json::of(r.c.variant));
+    o.set("wide_tile_min", num(r.c.wide_tile_min));
     o.set("kernel", Json::of(r.kernel));
     o.set("bytes", Json::of(int64_t(r.bytes)));
     o.set("us", num(r.us));
@@ -417,7 +419,8 @@ void print_row(const Result& r) {
     const Problem& p = r.c.p;
     std::string scheme = scheme_name(p.scheme);
     if (p.scheme == FQ_SCHEME_PER_GROUP) scheme += std::to_string(p.group);
-    const std::string variant = r.c.variant + (r.c.pdl ? "+pdl" : "");
+    const std::string variant = r.c.variant + (r.c.pdl ? "+pdl" : "") +
+                                (r.c.wide_tile_min >= 0 ? "+w" + std::to_string(r.c.wide_tile_min) : "");
     const std::string experts = r.c.moe == FQ_MOE_LAYOUT_NONE ? "-" : std::to_string(r.c.experts);
     std::printf("%7lld %6lld %-18s %4s %7lld %-13s %-10s %-8s %-6s %-8s %-4s %-14s ", (long long)r.c.tokens,
                 (long long)p.cols, moe_label(r.c).c_str(), experts.c_str(), (long long)r.valid_rows,

@@ -24,6 +24,8 @@ Every combination of the sweep options is one measurement (table on stdout, prog
   --layouts row,col                     row, col, tma, swizzled, packed (scale layouts)
   --variants auto                       auto (the dispatcher) or variant names (fq check lists them)
   --pdl 0                               0, 1 or 0,1: allow programmatic dependent launch
+  --wide-tile-min -1                    FQ_HANDLE_WIDE_TILE_MIN (comma list): -1 the default, 0 always 16
+                                        outputs a thread, a large value always 8
   --pow2                                POW2_CEIL scale rounding (with --e8m0: E8M0 scales for per-group/token)
 MoE layouts (docs/moe.md; comma lists too):
   --moe none                            none, masked (counts[E] on the device), contiguous (offsets[E+1] on
@@ -68,7 +70,7 @@ const char* kSkewFormula =
 namespace {
 
 const std::vector<std::string> kSweepOptions = {"tokens", "hidden", "scheme", "group", "act", "gated", "not-gated",
-                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl",
+                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl", "wide-tile-min",
                                                 "pow2", "e8m0", "moe", "experts", "skew", "outputs", "col-block",
                                                 "transpose"};
 
@@ -103,7 +105,7 @@ const Named<Outputs> kOutputs[] = {{"row", Outputs::Row}, {"col", Outputs::Col},
 
 // The values of one sweep line, each a list.
 struct Sweep {
-    std::vector<long long> tokens, hidden, groups, pdl, experts, col_blocks, transposes;
+    std::vector<long long> tokens, hidden, groups, pdl, wide_tile_min, experts, col_blocks, transposes;
     std::vector<int32_t> schemes, acts, outs, layouts, moe;
     std::vector<Skew> skews;
     std::vector<Outputs> outputs;
@@ -134,6 +136,7 @@ Sweep parse_sweep(const Args& a) {
     s.hidden = a.ints("hidden", "2048,7168,18432");
     s.groups = a.ints("group", "128");
     s.pdl = a.ints("pdl", "0");
+    s.wide_tile_min = bounded_ints(a, "wide-tile-min", "-1", -1, INT32_MAX);
     for (const auto& w : a.words("scheme", "per-group")) s.schemes.push_back(parse_scheme(w));
     for (const auto& w : a.words("act", "silu")) s.acts.push_back(parse_activation(w));
     for (const auto& w : a.words("out-type", "e4m3fn")) s.outs.push_back(parse_out_type(w));
@@ -331,6 +334,7 @@ std::vector<BenchCase> expand_sweep(const Args& a) {
     vary(cases, s.transposes, [](BenchCase& c, long long t) { c.col_transpose = int32_t(t); }, has_columnwise);
     vary(cases, s.variants, [](BenchCase& c, const std::string& v) { c.variant = v; });
     vary(cases, s.pdl, [](BenchCase& c, long long v) { c.pdl = int(v); });
+    vary(cases, s.wide_tile_min, [](BenchCase& c, long long v) { c.wide_tile_min = int(v); });
     for (BenchCase& c : cases) finish(c, s);
     return cases;
 }

@@ -35,6 +35,7 @@ struct BenchCase {
     int32_t col_block = 32, col_transpose = 0;  // columnwise outputs only
     std::string variant = "auto";
     int pdl = 0;
+    int wide_tile_min = -1;     // FQ_HANDLE_WIDE_TILE_MIN (-1: the library's default)
 
     bool rowwise() const { return outputs != Outputs::Col; }
     bool columnwise() const { return outputs != Outputs::Row; }
