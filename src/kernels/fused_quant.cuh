@@ -294,10 +294,11 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
 }
 
 // kPlain: the launch guarantees FP32 intermediates and no routing probability. kHwExp (benchmark-only,
-// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
+// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed. SiLU with FP32
+// intermediates takes the fast path in either kernel (the general one tests the rounding mode at run time).
 template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
-    if constexpr (kPlain && S::act == Act::Silu) {
+    if (S::act == Act::Silu && (kPlain || p.rounding == Rounding::Fp32)) {
         // Where every gate has |x| <= 86.5 (checked on the bits, all 8 at once): eight independent chains
         // with no clamp, flag or branch between them, so they interleave. Elsewhere (rare: large
         // magnitudes, Inf, NaN) the exact path.
