@@ -1,13 +1,15 @@
 // Fused activation + quantization on CUDA: FP8/INT8 per-group, per-token and per-tensor, and the
 // microscaling schemes MXFP8, MXFP4 and NVFP4 (SPEC §2-§4).
 //
-// Three kernel skeletons share one way of reading a thread's 8 consecutive outputs (two 16-byte loads
-// of gate and up, or one load when not gated) and the FQ_HD activation / quantizer code of src/common,
-// so every variant writes exactly the bytes of the host reference:
+// The kernel skeletons share one way of reading chunks of 8 consecutive outputs (two 16-byte loads of
+// gate and up, or one load when not gated) and the FQ_HD activation / quantizer code of src/common, so
+// every variant writes exactly the bytes of the host reference:
 //   group_quant   one thread = 8 outputs; a group of G outputs = G/8 neighbouring lanes, reduced with
 //                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax) and
 //                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
-//                 padding included
+//                 padding included; any rounding mode, MoE layout, routing probability
+//   plain_quant   the same for FP32 intermediates without MoE or probability, 16 outputs a thread (two
+//                 chunks in one group): fewer instructions per output, where the problem fills the GPU
 //   token_quant   one block per row: amax pass, block reduction, quantize pass (re-reads from L2)
 //   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
