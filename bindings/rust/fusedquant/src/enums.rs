@@ -106,7 +106,7 @@ c_enums! {
     HandleAttr = "fqHandleAttribute" {
         Backend = FQ_HANDLE_BACKEND, Device = FQ_HANDLE_DEVICE, Arch = FQ_HANDLE_ARCH,
         SmCount = FQ_HANDLE_SM_COUNT, AllowPdl = FQ_HANDLE_ALLOW_PDL,
-        Variant = FQ_HANDLE_VARIANT,
+        Variant = FQ_HANDLE_VARIANT, WideTileMin = FQ_HANDLE_WIDE_TILE_MIN,
     }
     /// Tensor layout attributes (`fqTensorLayoutAttribute`); [`crate::TensorLayout`] has an accessor for each.
     TensorLayoutAttr = "fqTensorLayoutAttribute" {

@@ -147,6 +147,9 @@ accessors!(Handle, HandleAttr {
     /// The variant (an index of [`Self::variants`]) every call runs, or `None` (the default): the
     /// dispatcher chooses.
     variant / set_variant: Option<usize> = Variant;
+    /// From how many tiles of 2048 outputs a plain CUDA problem runs 16 outputs a thread instead of 8, or
+    /// `None` (the default): one wave (SMs x 12). `Some(0)` always runs 16.
+    wide_tile_min / set_wide_tile_min: Option<usize> = WideTileMin;
 });
 
 accessors!(TensorLayout, TensorLayoutAttr {
