@@ -911,19 +911,20 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob;
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
-    // 2.2 against 2.8 us on the H100, docs/perf.md session 7).
+    // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
+    // kernel (kHwExp), whatever the size.
     const int64_t wave = int64_t(a.sm_count) * kGroupMinBlocks;
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    const bool sixteen = plain && (wide || kHardwareExp);
+    const bool plain_kernel = plain && (wide || kHardwareExp);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
         const bool mx = is_microscaling(c.scheme);
         constexpr bool kHw = kHardwareExp;
-        const auto launch_quant = sixteen ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
-                                                : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
-                                          : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
-                                                : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
+        const auto launch_quant = plain_kernel ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
+                                                     : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
+                                               : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
+                                                     : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
         FQ_TRY(launch_quant(a, p));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
