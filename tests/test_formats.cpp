@@ -187,7 +187,7 @@ TEST_CASE("pow2_ceil rounds scales up to a power of two and clamps to [2^-126, 2
     CHECK(pow2_ceil(INFINITY) == std::ldexp(1.0f, 127));
 }
 
-TEST_CASE("the comparison e2m1 encoder equals the generic minifloat encoder (every 251st float pattern)") {
+TEST_CASE("the e2m1 encoder (one float addition) equals the generic minifloat encoder (every 251st float pattern)") {
     const fq::MiniFloat e2m1 = fq::minifloat_of(fq::DType::E2M1);
     uint64_t checked = 0;
     for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 251) {

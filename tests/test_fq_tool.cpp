@@ -322,13 +322,16 @@ TEST_CASE("fq bench: outputs, columnwise blocks and MoE options expand only wher
     CHECK_THROWS_AS(sweep("--skew zipf"), fqtool::ToolError);
     CHECK_THROWS_AS(sweep("--transpose 2"), fqtool::ToolError);
     CHECK_THROWS_AS(sweep("--experts 0"), fqtool::ToolError);
+    // --global-amax varies NVFP4 only.
+    CHECK(sweep("--tokens 16 --hidden 64 --layouts swizzled --scheme mxfp8,nvfp4 --global-amax device,given").size() == 1 + 2);
+    CHECK_THROWS_AS(sweep("--global-amax host"), fqtool::ToolError);
 }
 
 TEST_CASE("fq bench: every case of the sweep files is a problem the library accepts (host backend)") {
     for (const char* file : {"/tools/fq/sweeps-moe.txt", "/tools/fq/sweeps.txt"}) {
         const auto cases = fqtool::read_sweep_file(std::string(FQ_SOURCE_DIR) + file);
         CAPTURE(file);
-        CHECK(cases.size() == (std::string(file).find("moe") != std::string::npos ? 69u : 94u));
+        CHECK(cases.size() == (std::string(file).find("moe") != std::string::npos ? 69u : 112u));
         Handle h;
         std::vector<uint8_t> stand_in(64);
         for (const fqtool::BenchCase& c : cases) {

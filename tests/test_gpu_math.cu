@@ -1,6 +1,6 @@
 // Device arithmetic against the host (SPEC §0): the portable exp / erf / tanh give the same bits when
-// compiled by nvcc and run on the GPU as on the host, and the kernels' fast SiLU equals fq::silu (IEEE
-// division) for every bf16 and fp16 input it claims. Part of fq_gpu_tests (skipped without a GPU).
+// compiled by nvcc and run on the GPU as on the host, and the kernels' fast SiLU and SwiGLU-OAI gate equal
+// fq::silu and fq::swiglu_gate (IEEE division) for every bf16 and fp16 input they claim. Part of fq_gpu_tests (skipped without a GPU).
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
@@ -38,6 +38,21 @@ __global__ void silu_both_ways(float* fast, float* exact, uint8_t* outside_flags
     const bool inside = fq::cuda::silu_inside_all<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
     fast[i] = inside ? fq::cuda::silu_inside(x) : 0.0f;
     exact[i] = fq::silu(x);
+    outside_flags[i] = !inside;
+}
+
+// The same for SwiGLU-OAI's gate factor under parameters p: fast (where the kernels' range test on 8 copies
+// of the input claims it), exact, and the claim.
+template <fq::InType kIn>
+__global__ void swiglu_gate_both_ways(fq::SwigluParams p, float* fast, float* exact, uint8_t* outside_flags) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 65536) return;
+    const float x = fq::load_input(kIn, uint16_t(i));
+    const uint32_t pair = i * 0x10001u;
+    const float gate_max = fq::cuda::max_magnitude<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
+    const bool inside = fq::cuda::swiglu_gate_inside_all(gate_max, p);
+    fast[i] = inside ? fq::cuda::swiglu_gate_inside(x, p) : 0.0f;
+    exact[i] = fq::swiglu_gate(x, p);
     outside_flags[i] = !inside;
 }
 
@@ -112,5 +127,46 @@ TEST_CASE("fast SiLU equals the IEEE-division SiLU for every bf16 and fp16 input
         CHECK(misrouted == 0);
         CHECK(differ == 0);
         CHECK(host_differ == 0);
+    }
+}
+
+TEST_CASE("fast SwiGLU-OAI gate equals the IEEE-division gate for every bf16 and fp16 input it claims") {
+    Device<float> fast(65536), exact(65536);
+    Device<uint8_t> outside(65536);
+    // gpt-oss's parameters; a steep negative alpha with a negative limit (the limit test); no limit; a tiny alpha.
+    // The fewest inputs each must claim: the range test must not send ordinary inputs away (with a limit of
+    // -2 and alpha -3 only 2 <= |g| <= 28.7 qualifies).
+    const struct {
+        fq::SwigluParams p;
+        int min_claimed;
+    } cases[] = {{{1.702f, 1.0f, 7.0f}, 30000}, {{-3.0f, 0.5f, -2.0f}, 900}, {{1.702f, 1.0f, INFINITY}, 30000},
+                 {{1e-3f, 0.0f, 7.0f}, 40000}};
+    for (const auto& c : cases) {
+        const fq::SwigluParams& p = c.p;
+        for (bool bf16 : {true, false}) {
+            const fq::InType t = bf16 ? fq::InType::Bf16 : fq::InType::Fp16;
+            if (bf16) swiglu_gate_both_ways<fq::InType::Bf16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
+            else swiglu_gate_both_ways<fq::InType::Fp16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
+            CUDA_CHECK(cudaGetLastError());
+            const auto f = fast.get(65536), e = exact.get(65536);
+            const auto o = outside.get(65536);
+            int claimed = 0, differ = 0, host_differ = 0, wrongly_claimed = 0;
+            for (uint32_t i = 0; i < 65536; ++i) {
+                const float x = fq::load_input(t, uint16_t(i));
+                const float h = fq::swiglu_gate(x, p);
+                host_differ += !(bits(e[i]) == bits(h) || (e[i] != e[i] && h != h));
+                if (o[i]) continue;
+                ++claimed;
+                wrongly_claimed += !std::isfinite(x);
+                if (bits(f[i]) != bits(e[i]) && differ++ < 5)
+                    MESSAGE("input 0x" << std::hex << i << ": fast 0x" << bits(f[i]) << " exact 0x" << bits(e[i]));
+            }
+            INFO((bf16 ? "bf16" : "fp16") << ", alpha " << p.alpha << ", limit " << p.limit << ": " << claimed
+                                          << " inputs on the fast path");
+            CHECK(claimed >= c.min_claimed);
+            CHECK(wrongly_claimed == 0);
+            CHECK(differ == 0);
+            CHECK(host_differ == 0);
+        }
     }
 }

@@ -91,12 +91,13 @@ if asked quick; then
   echo "== fq bench (quick): silu + fp8 g128 row-major; plain and silu MXFP8 swizzled; masked MoE"
   v=${FQ_QUICK_VARIANTS:-auto}
   bench quick-group --tokens 1,1024,16384 --hidden 7168 --layouts row,col --variants $v
-  bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled --variants $v
-  bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $v
+  bench quick-mx-plain --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled,row --variants $v
+  bench quick-mx-silu --tokens 16384 --hidden 7168 --scheme mxfp8,mxfp4,nvfp4 --layouts swizzled --global-amax device,given --variants $v
+  bench quick-swiglu --tokens 1,16384 --hidden 18432 --act swiglu_oai --scheme mxfp8 --layouts swizzled --variants $v
   bench quick-moe --tokens 1024 --hidden 7168 --moe masked --experts 32 --skew skewed --layouts row
 fi
 if asked profile; then
-  echo "== ncu: sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled"
+  echo "== ncu: sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled / row-major"
   prof() { local name=$1; shift
     ncu --clock-control none -k regex:group_quant -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
@@ -107,6 +108,7 @@ if asked profile; then
   }
   prof prof-silu --tokens 16384 --hidden 7168 --layouts row
   prof prof-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
+  prof prof-mx-row --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts row
 fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"

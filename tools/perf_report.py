@@ -19,7 +19,8 @@ def load(d, name):
 
 
 def scheme_label(r):
-    return r["scheme"] + (str(r["group"]) if r["scheme"] == "per_group" else "")
+    given = " (given global amax)" if r.get("global_amax") == "given" else ""
+    return r["scheme"] + (str(r["group"]) if r["scheme"] == "per_group" else "") + given
 
 
 def print_sweep_table(results):

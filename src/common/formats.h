@@ -103,17 +103,25 @@ FQ_HD uint8_t encode_minifloat(const MiniFloat& f, float x) {
     return uint8_t(mag | sign);
 }
 
-// FP4 e2m1 by comparisons: the same code as encode_minifloat(E2M1, x) (tests/test_formats.cpp checks it),
-// a fraction of its instructions. RNE onto 0, 0.5, 1, 1.5, 2, 3, 4, 6: each threshold is a midpoint, taken
-// with > where the lower neighbour has the even code and >= where the upper one has; saturates at 6
-// (Inf too); NaN -> +0; the sign bit is kept for -0 and small negatives (e2m1 has -0).
+// FP4 e2m1 by one float addition: the same code as encode_minifloat(E2M1, x) (tests/test_formats.cpp checks
+// it), without its branches and in under half its instructions. The e2m1 grid 0, 0.5, 1, 1.5, 2, 3, 4, 6 has
+// the spacing q = 0.5 below 2, 1 in [2, 4), 2 in [4, 8). |x| is capped at 6 (past it everything saturates to
+// code 7, Inf too). Adding M = 1.5 * 2^23 * q, whose float spacing is q, rounds |x| to a multiple k of q
+// (RNE; M / q is even, so ties go to even k, i.e. to the even e2m1 code) and leaves k in the sum's low bits;
+// M is taken 2 spacings further per binade above [0, 2), so those bits hold the code itself. NaN -> +0; the
+// sign bit is kept for -0 and small negatives (e2m1 has -0).
 FQ_HD uint8_t encode_e2m1(float x) {
-    if (is_nan(x)) return 0;
-    const uint32_t bits = float_bits(x);
-    const float a = bits_float(bits & 0x7FFFFFFFu);
-    const uint32_t mag = uint32_t(a > 0.25f) + uint32_t(a >= 0.75f) + uint32_t(a > 1.25f) + uint32_t(a >= 1.75f) +
-                         uint32_t(a > 2.5f) + uint32_t(a >= 3.5f) + uint32_t(a > 5.0f);
-    return uint8_t(mag | ((bits >> 28) & 0x8u));
+    const uint32_t bits = float_bits(x), a = bits & 0x7FFFFFFFu;
+    const uint32_t capped = a < 0x40C00000u ? a : 0x40C00000u;  // min(|x|, 6)
+    const uint32_t binade = capped & 0x7F800000u;
+    // M's bits: the binade's exponent + 22, its bit 22 (the 1.5), and 2 per binade above [1, 2); at least
+    // 0x4AC00000 (q = 0.5) below 2.
+    const uint32_t m = binade + (binade >> 22) + (0x0B400000u - 0xFEu);
+    const uint32_t magic = m > 0x4AC00000u ? m : 0x4AC00000u;
+    const uint32_t sum = float_bits(bits_float(capped) + bits_float(magic));
+    // The code from the sum's last 3 bits, the sign from bit 3 of bits >> 28 (which is below 16).
+    const uint32_t nibble = (sum & 0x7u) | ((bits >> 28) & ~0x7u);
+    return a > 0x7F800000u ? 0 : uint8_t(nibble);
 }
 
 // ------------------------------------------------------------------------------------------------

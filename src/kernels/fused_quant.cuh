@@ -296,8 +296,9 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
 }
 
 // kPlain: the launch guarantees FP32 intermediates and no routing probability. kHwExp (benchmark-only,
-// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed. SiLU with FP32
-// intermediates takes the fast path in either kernel (the general one tests the rounding mode at run time).
+// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed. SiLU and SwiGLU-OAI
+// with FP32 intermediates take their fast paths in either kernel (the general one tests the rounding mode at
+// run time).
 template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
     if (S::act == Act::Silu && (kPlain || p.rounding == Rounding::Fp32)) {
@@ -319,6 +320,24 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
                 gate_and_up<S>(p, r, i, g, u);
                 y[i] = kHwExp ? silu_quotient(g, 1.0f + __expf(-g)) : silu_inside(g);
                 if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
+        }
+    } else if (S::act == Act::SwigluOai && S::gate != GateKind::None && (kPlain || p.rounding == Rounding::Fp32)) {
+        // The same for SwiGLU-OAI's gate factor: one range test on the largest gate of the 8.
+        uint4 a, b;
+        memcpy(&a, &r.a, 16);
+        memcpy(&b, &r.b, 16);
+        const float gate_max =
+            max_magnitude<S::in>(a, gate_halves<S>(p), S::gate == GateKind::Interleaved ? &b : nullptr);
+        if (swiglu_gate_inside_all(gate_max, p.swiglu)) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                float g, u;
+                gate_and_up<S>(p, r, i, g, u);
+                y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up(u, p.swiglu);
             }
         } else {
 #pragma unroll

@@ -1,6 +1,7 @@
-// SiLU on the plain kernel's fast path (device only): the same bits as fq::silu of
-// src/common/activation.h for every input it takes, |x| <= 86.5, which tests/test_gpu_math.cu checks for
-// every bf16 and fp16 input; the kernel sends the rest down the exact path.
+// SiLU and SwiGLU-OAI's gate factor on the kernels' fast path (device only): the same bits as fq::silu and
+// fq::swiglu_gate of src/common/activation.h for every input they take (|x| <= 86.5; for SwiGLU-OAI
+// |alpha x| <= 86), which tests/test_gpu_math.cu checks for every bf16 and fp16 input; the kernels send the
+// rest down the exact path.
 #pragma once
 
 #include "../common/activation.h"
@@ -39,6 +40,29 @@ __device__ __forceinline__ bool silu_inside_all(const uint4& w, uint32_t mask) {
     constexpr uint32_t kLimit2 = (kIn == InType::Bf16 ? 0x42ADu : 0x5568u) * 0x10001u;  // 86.5 in both halves
     const uint32_t m = __vmaxu2(__vmaxu2(w.x & mask, w.y & mask), __vmaxu2(w.z & mask, w.w & mask));
     return __vmaxu2(m, kLimit2) == kLimit2;
+}
+
+// The largest magnitude among the 16-bit inputs (bf16 or fp16, kIn) in the halves of the words that `mask`
+// keeps, as a float: NaN if one is NaN (NaN's bits order above Inf's). Interleaved gates span two words.
+template <InType kIn>
+__device__ __forceinline__ float max_magnitude(const uint4& w, uint32_t mask, const uint4* more = nullptr) {
+    uint32_t m = __vmaxu2(__vmaxu2(w.x & mask, w.y & mask), __vmaxu2(w.z & mask, w.w & mask));
+    if (more) m = __vmaxu2(m, __vmaxu2(__vmaxu2(more->x & mask, more->y & mask), __vmaxu2(more->z & mask, more->w & mask)));
+    return load_input(kIn, uint16_t(max(m & 0xFFFFu, m >> 16)));
+}
+
+// Whether swiglu_gate_inside serves every gate of magnitude <= gate_max: then the exponent -alpha min(g, limit)
+// stays within +-86.5 (86 with room for the product's rounding), so exp needs no clamp and 1 + exp (< 2^125)
+// has a normal reciprocal. NaN or Inf gates fail.
+__device__ __forceinline__ bool swiglu_gate_inside_all(float gate_max, const SwigluParams& p) {
+    return fabsf(p.alpha) * gate_max <= 86.0f && !(p.limit < -gate_max);
+}
+
+// fq::swiglu_gate(g) where swiglu_gate_inside_all holds: the same clamp and exponent, the sigmoid's
+// reciprocal by silu_quotient (the IEEE 1 / d here) instead of the division call.
+__device__ __forceinline__ float swiglu_gate_inside(float g, const SwigluParams& p) {
+    const float gc = g > p.limit ? p.limit : g;
+    return gc * silu_quotient(1.0f, 1.0f + detail::scale_normal(detail::exp_parts(-p.alpha * gc)));
 }
 
 }  // namespace fq::cuda

@@ -109,17 +109,20 @@ void upload(Pool& p, const std::vector<T>& v) {
 // The per-shape arrays on the device, uploaded once (not rotated): MoE counts or offsets, and the static
 // scale of PER_TENSOR_STATIC (one per expert under a MoE layout).
 struct ShapeArrays {
-    Pool counts, offsets, static_scales;
+    Pool counts, offsets, static_scales, global_amax;
     ShapeArrays(const BenchCase& c, const MoeRows& rows)
         : counts(rows.counts.size() * 4, 1), offsets(rows.offsets.size() * 4, 1),
-          static_scales(c.p.scheme == FQ_SCHEME_PER_TENSOR_STATIC ? size_t(std::max<int64_t>(c.experts, 1)) * 4 : 0, 1) {
+          static_scales(c.p.scheme == FQ_SCHEME_PER_TENSOR_STATIC ? per_expert_bytes(c) : 0, 1),
+          global_amax(c.given_global_amax ? per_expert_bytes(c) : 0, 1) {
         upload(counts, rows.counts);
         upload(offsets, rows.offsets);
         upload(static_scales, std::vector<float>(static_scales.slot / 4, 1.0f));
+        upload(global_amax, std::vector<float>(global_amax.slot / 4, 1.0f));
     }
+    static size_t per_expert_bytes(const BenchCase& c) { return size_t(std::max<int64_t>(c.experts, 1)) * 4; }
     CaseArrays pointers() const {
         return {reinterpret_cast<const int32_t*>(counts.base), reinterpret_cast<const int32_t*>(offsets.base),
-                reinterpret_cast<const float*>(static_scales.base)};
+                reinterpret_cast<const float*>(static_scales.base), reinterpret_cast<const float*>(global_amax.base)};
     }
 };
 
@@ -381,6 +384,7 @@ Json to_json_result(const Result& r) {
     o.set("out_type", Json::of(type_name(p.out)));
     o.set("scale_type", Json::of(type_name(p.resolved_scale_type())));
     o.set("pdl", Json::of(int64_t(r.c.pdl)));
+    if (r.c.p.scheme == FQ_SCHEME_NVFP4) o.set("global_amax", Json::of(std::string(r.c.given_global_amax ? "given" : "device")));
     // MoE and columnwise outputs (every result has every key: the CSV's columns come from the first).
     o.set("moe", Json::of(moe_name(r.c.moe)));
     o.set("experts", Json::of(r.c.experts));
@@ -419,6 +423,7 @@ void print_row(const Result& r) {
     const Problem& p = r.c.p;
     std::string scheme = scheme_name(p.scheme);
     if (p.scheme == FQ_SCHEME_PER_GROUP) scheme += std::to_string(p.group);
+    if (r.c.given_global_amax) scheme += "+ga";  // NVFP4 with the caller's global amax
     const std::string variant = r.c.variant + (r.c.pdl ? "+pdl" : "") +
                                 (r.c.wide_tile_min >= 0 ? "+w" + std::to_string(r.c.wide_tile_min) : "");
     const std::string experts = r.c.moe == FQ_MOE_LAYOUT_NONE ? "-" : std::to_string(r.c.experts);

@@ -26,6 +26,9 @@ Every combination of the sweep options is one measurement (table on stdout, prog
   --pdl 0                               0, 1 or 0,1: allow programmatic dependent launch
   --wide-tile-min -1                    FQ_HANDLE_WIDE_TILE_MIN (comma list): -1 the default, 0 always 16
                                         outputs a thread, a large value always 8
+  --global-amax device                  NVFP4's global amax: device (reduced by a pre-pass over the input, in
+                                        the workspace), given (FQ_QUANT_DESC_GLOBAL_AMAX_POINTER: the
+                                        calibrated amax of inference, one pass) or device,given
   --pow2                                POW2_CEIL scale rounding (with --e8m0: E8M0 scales for per-group/token)
 MoE layouts (docs/moe.md; comma lists too):
   --moe none                            none, masked (counts[E] on the device), contiguous (offsets[E+1] on
@@ -57,7 +60,8 @@ the input of the valid rows + the values written for them, per output (rowwise, 
 buffer whole (fqGetScaleBufferSize, padding included). col+row-separate counts the bytes of `both`.
 Rotated sets (enough to cover 4x the L2 with the bytes counted, at least 2) hold whole buffers: the
 columnwise values and scales rotate with the rest; counts, offsets and per-expert static scales (E ones)
-are uploaded once per measurement. NVFP4 reduces each expert's global amax in the workspace.
+are uploaded once per measurement. NVFP4 reduces each expert's global amax in the workspace (--global-amax
+device) or reads the caller's (given: 1.0 per expert, uploaded once).
 Exit status: 0 measured, 1 a measurement failed at execution (listed as failed; the others are measured and
 written), 2 usage or setup error, 77 no usable GPU (or a build without CUDA: the sweep is still parsed).
 )";
@@ -70,7 +74,7 @@ const char* kSkewFormula =
 namespace {
 
 const std::vector<std::string> kSweepOptions = {"tokens", "hidden", "scheme", "group", "act", "gated", "not-gated",
-                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl", "wide-tile-min",
+                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl", "wide-tile-min", "global-amax",
                                                 "pow2", "e8m0", "moe", "experts", "skew", "outputs", "col-block",
                                                 "transpose"};
 
@@ -110,6 +114,7 @@ struct Sweep {
     std::vector<Skew> skews;
     std::vector<Outputs> outputs;
     std::vector<std::string> variants;
+    std::vector<bool> given_global_amax;
     int32_t gate = FQ_GATE_LAYOUT_SPLIT, in_type = FQ_TYPE_BF16;
     bool pow2 = false, e8m0 = false;
 };
@@ -154,6 +159,10 @@ Sweep parse_sweep(const Args& a) {
     s.outputs = named_list(a, "outputs", "row", kOutputs);
     s.col_blocks = a.ints("col-block", "32");  // the library refuses (skipped, with its reason) what it does not run
     s.transposes = bounded_ints(a, "transpose", "0", 0, 1);
+    for (const auto& w : a.words("global-amax", "device")) {
+        if (w != "device" && w != "given") throw ToolError("--global-amax: device or given, not " + w);
+        s.given_global_amax.push_back(w == "given");
+    }
     return s;
 }
 
@@ -190,6 +199,7 @@ void vary(std::vector<BenchCase>& cases, const std::vector<T>& values, Set set) 
 
 bool has_moe(const BenchCase& c) { return c.moe != FQ_MOE_LAYOUT_NONE; }
 bool has_columnwise(const BenchCase& c) { return c.columnwise(); }
+bool has_nvfp4(const BenchCase& c) { return c.p.scheme == FQ_SCHEME_NVFP4; }
 
 // The rows of the 2-D layouts and the fields that follow from the others.
 void finish(BenchCase& c, const Sweep& s) {
@@ -232,6 +242,7 @@ std::string BenchCase::describe() const {
              (moe == FQ_MOE_LAYOUT_MASKED ? " max_m=" : " M=") + std::to_string(tokens);
     if (outputs != Outputs::Row)
         s += " " + outputs_name(outputs) + " block " + std::to_string(col_block) + (col_transpose ? " transposed" : "");
+    if (given_global_amax) s += " given global amax";
     return s;
 }
 
@@ -273,6 +284,7 @@ void configure_call(fqQuantDesc_t d, const BenchCase& c, int32_t outputs, const 
         check(fqQuantDescSetAttribute(d, attr, &p, sizeof p), what);
     };
     set(FQ_QUANT_DESC_OUTPUTS, outputs, "FQ_QUANT_DESC_OUTPUTS");
+    if (c.given_global_amax) set_ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, arrays.global_amax, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER");
     if (outputs & FQ_OUTPUT_COLUMNWISE) {  // set only with columnwise output: the library refuses them otherwise
         set(FQ_QUANT_DESC_COLUMNWISE_BLOCK, c.col_block, "FQ_QUANT_DESC_COLUMNWISE_BLOCK");
         set(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, c.col_transpose, "FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE");
@@ -335,6 +347,7 @@ std::vector<BenchCase> expand_sweep(const Args& a) {
     vary(cases, s.variants, [](BenchCase& c, const std::string& v) { c.variant = v; });
     vary(cases, s.pdl, [](BenchCase& c, long long v) { c.pdl = int(v); });
     vary(cases, s.wide_tile_min, [](BenchCase& c, long long v) { c.wide_tile_min = int(v); });
+    vary(cases, s.given_global_amax, [](BenchCase& c, bool g) { c.given_global_amax = g; }, has_nvfp4);
     for (BenchCase& c : cases) finish(c, s);
     return cases;
 }

@@ -36,6 +36,7 @@ struct BenchCase {
     std::string variant = "auto";
     int pdl = 0;
     int wide_tile_min = -1;     // FQ_HANDLE_WIDE_TILE_MIN (-1: the library's default)
+    bool given_global_amax = false;  // NVFP4: the caller's global amax (a device float per expert), no pre-pass
 
     bool rowwise() const { return outputs != Outputs::Col; }
     bool columnwise() const { return outputs != Outputs::Row; }
@@ -61,6 +62,7 @@ struct CaseArrays {
     const int32_t* counts = nullptr;
     const int32_t* offsets = nullptr;
     const float* static_scales = nullptr;  // PER_TENSOR_STATIC: max(E, 1) floats
+    const float* global_amax = nullptr;    // NVFP4 with --global-amax given: max(E, 1) floats
 };
 // Every attribute of one call of `c` asking for `outputs` (an fqOutputs mask) except the columnwise buffers,
 // which rotate from call to call (set_columnwise_buffers). Throws ToolError when the library refuses one.
