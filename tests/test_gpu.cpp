@@ -36,17 +36,18 @@ struct Case {
     int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
     bool slot_counts = false;
     bool every_gate = false;  // the gates run through all 65536 bit patterns (split, interleaved, not gated)
+    int32_t swiglu = 0;       // SwiGLU-OAI's alpha, beta, limit: kSwiglu[swiglu] (0: the defaults)
 
     std::string describe() const {
         char b[400];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
                       "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld "
-                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d",
+                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d swiglu=%d",
                       act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
                       apply, in_type, ub,
                       prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign,
-                      moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate));
+                      moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate), swiglu);
         return b;
     }
 };
@@ -91,6 +92,10 @@ struct Pointers {
     const int32_t *offsets, *counts;
 };
 
+// SwiGLU-OAI parameters: the defaults; a negative alpha with a negative limit; no limit; a steep alpha with a
+// small limit and negative beta (the kernels' fast path takes only some of these: the rest run the exact one).
+constexpr float kSwiglu[][3] = {{1.702f, 1.0f, 7.0f}, {-3.0f, 0.5f, -2.0f}, {1.702f, 1.0f, INFINITY}, {60.0f, -1.0f, 0.5f}};
+
 void configure(Desc& d, const Case& c, const Pointers& ptr) {
     const float *ub = ptr.ub, *prob = ptr.prob, *static_scale = ptr.static_scale, *global_amax = ptr.global_amax;
     d.i32(FQ_QUANT_DESC_ACTIVATION, c.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, c.gate).i32(FQ_QUANT_DESC_GATE_ORDER, c.order)
@@ -101,6 +106,9 @@ void configure(Desc& d, const Case& c, const Pointers& ptr) {
     if (!microscaling(c)) d.i32(FQ_QUANT_DESC_GROUP_SIZE, c.group);
     if (microscaling(c)) d.i32(FQ_QUANT_DESC_SCALE_TYPE, c.scheme == FQ_SCHEME_NVFP4 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_E8M0);
     if (c.mx_floor) d.i32(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR);
+    if (c.swiglu)
+        d.f32(FQ_QUANT_DESC_SWIGLU_ALPHA, kSwiglu[c.swiglu][0]).f32(FQ_QUANT_DESC_SWIGLU_BETA, kSwiglu[c.swiglu][1])
+            .f32(FQ_QUANT_DESC_SWIGLU_LIMIT, kSwiglu[c.swiglu][2]);
     if (c.global_amax) d.ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, global_amax);
     if (c.e8m0) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
     if (c.ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, ub);
@@ -337,6 +345,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         Case c;
         c.act = one({0, 1, 2, 3, 4, 5, 6});
         c.gate = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({1, 2, 3}) : one({0, 1, 2, 3});
+        c.swiglu = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({0, 0, 1, 2, 3}) : 0;
         c.order = one({0, 1});
         c.block = one({32, 64});
         c.rounding = one({0, 1, 2});

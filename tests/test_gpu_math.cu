@@ -41,18 +41,18 @@ __global__ void silu_both_ways(float* fast, float* exact, uint8_t* outside_flags
     outside_flags[i] = !inside;
 }
 
-// The same for SwiGLU-OAI's gate factor under parameters p: fast (where the kernels' range test on 8 copies
-// of the input claims it), exact, and the claim.
+// The same for SwiGLU-OAI under parameters p, one input x as both gate and up: fast (where the kernels' range
+// test on 8 copies of the input claims it), exact, and the claim.
 template <fq::InType kIn>
-__global__ void swiglu_gate_both_ways(fq::SwigluParams p, float* fast, float* exact, uint8_t* outside_flags) {
+__global__ void swiglu_both_ways(fq::SwigluParams p, float* fast, float* exact, uint8_t* outside_flags) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= 65536) return;
     const float x = fq::load_input(kIn, uint16_t(i));
     const uint32_t pair = i * 0x10001u;
-    const float gate_max = fq::cuda::max_magnitude<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
-    const bool inside = fq::cuda::swiglu_gate_inside_all(gate_max, p);
-    fast[i] = inside ? fq::cuda::swiglu_gate_inside(x, p) : 0.0f;
-    exact[i] = fq::swiglu_gate(x, p);
+    const float x_max = fq::cuda::max_magnitude<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
+    const bool inside = fq::cuda::swiglu_inside_all(x_max, x_max, p);
+    fast[i] = inside ? fq::cuda::swiglu_gate_inside(x, p) * fq::cuda::swiglu_up_inside(x, p) : 0.0f;
+    exact[i] = fq::swiglu_oai(x, x, p);
     outside_flags[i] = !inside;
 }
 
@@ -130,34 +130,33 @@ TEST_CASE("fast SiLU equals the IEEE-division SiLU for every bf16 and fp16 input
     }
 }
 
-TEST_CASE("fast SwiGLU-OAI gate equals the IEEE-division gate for every bf16 and fp16 input it claims") {
+TEST_CASE("fast SwiGLU-OAI equals the IEEE-division SwiGLU-OAI for every bf16 and fp16 input it claims") {
     Device<float> fast(65536), exact(65536);
     Device<uint8_t> outside(65536);
-    // gpt-oss's parameters; a steep negative alpha with a negative limit (the limit test); no limit; a tiny alpha.
-    // The fewest inputs each must claim: the range test must not send ordinary inputs away (with a limit of
-    // -2 and alpha -3 only 2 <= |g| <= 28.7 qualifies).
+    // gpt-oss's parameters; a steep negative alpha; no limit; a tiny alpha; a negative limit (never claimed:
+    // the clamp's bounds cross).
     const struct {
         fq::SwigluParams p;
         int min_claimed;
-    } cases[] = {{{1.702f, 1.0f, 7.0f}, 30000}, {{-3.0f, 0.5f, -2.0f}, 900}, {{1.702f, 1.0f, INFINITY}, 30000},
-                 {{1e-3f, 0.0f, 7.0f}, 40000}};
+    } cases[] = {{{1.702f, 1.0f, 7.0f}, 30000}, {{-3.0f, 0.5f, 2.0f}, 30000}, {{1.702f, 1.0f, INFINITY}, 30000},
+                 {{1e-3f, 0.0f, 7.0f}, 30000}, {{1.702f, 1.0f, -2.0f}, 0}};
     for (const auto& c : cases) {
         const fq::SwigluParams& p = c.p;
         for (bool bf16 : {true, false}) {
             const fq::InType t = bf16 ? fq::InType::Bf16 : fq::InType::Fp16;
-            if (bf16) swiglu_gate_both_ways<fq::InType::Bf16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
-            else swiglu_gate_both_ways<fq::InType::Fp16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
+            if (bf16) swiglu_both_ways<fq::InType::Bf16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
+            else swiglu_both_ways<fq::InType::Fp16><<<256, 256>>>(p, fast.p, exact.p, outside.p);
             CUDA_CHECK(cudaGetLastError());
             const auto f = fast.get(65536), e = exact.get(65536);
             const auto o = outside.get(65536);
             int claimed = 0, differ = 0, host_differ = 0, wrongly_claimed = 0;
             for (uint32_t i = 0; i < 65536; ++i) {
                 const float x = fq::load_input(t, uint16_t(i));
-                const float h = fq::swiglu_gate(x, p);
+                const float h = fq::swiglu_oai(x, x, p);
                 host_differ += !(bits(e[i]) == bits(h) || (e[i] != e[i] && h != h));
                 if (o[i]) continue;
                 ++claimed;
-                wrongly_claimed += !std::isfinite(x);
+                wrongly_claimed += !std::isfinite(x) || !(p.limit > 0.0f);
                 if (bits(f[i]) != bits(e[i]) && differ++ < 5)
                     MESSAGE("input 0x" << std::hex << i << ": fast 0x" << bits(f[i]) << " exact 0x" << bits(e[i]));
             }

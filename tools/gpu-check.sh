@@ -97,9 +97,9 @@ if asked quick; then
   bench quick-moe --tokens 1024 --hidden 7168 --moe masked --experts 32 --skew skewed --layouts row
 fi
 if asked profile; then
-  echo "== ncu: sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled / row-major"
+  echo "== ncu (plain_quant / group_quant): sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled / row-major"
   prof() { local name=$1; shift
-    ncu --clock-control none -k regex:group_quant -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+    ncu --clock-control none -k "regex:group_quant|plain_quant" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
       --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" --variants sm90.group >/dev/null 2>"$out/$name.log"
     ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1

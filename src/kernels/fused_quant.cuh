@@ -326,18 +326,25 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
             for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
         }
     } else if (S::act == Act::SwigluOai && S::gate != GateKind::None && (kPlain || p.rounding == Rounding::Fp32)) {
-        // The same for SwiGLU-OAI's gate factor: one range test on the largest gate of the 8.
+        // The same for SwiGLU-OAI: one range test on the largest gate and the largest up of the 8.
         uint4 a, b;
         memcpy(&a, &r.a, 16);
         memcpy(&b, &r.b, 16);
-        const float gate_max =
-            max_magnitude<S::in>(a, gate_halves<S>(p), S::gate == GateKind::Interleaved ? &b : nullptr);
-        if (swiglu_gate_inside_all(gate_max, p.swiglu)) {
+        const uint32_t gates = gate_halves<S>(p);
+        float gate_max, up_max;
+        if constexpr (S::gate == GateKind::Interleaved) {
+            gate_max = max_magnitude<S::in>(a, gates, &b);
+            up_max = max_magnitude<S::in>(a, gates ^ 0x7FFF7FFFu, &b);
+        } else {
+            gate_max = max_magnitude<S::in>(a, gates);
+            up_max = max_magnitude<S::in>(b, gates);
+        }
+        if (swiglu_inside_all(gate_max, up_max, p.swiglu)) {
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
                 float g, u;
                 gate_and_up<S>(p, r, i, g, u);
-                y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up(u, p.swiglu);
+                y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up_inside(u, p.swiglu);
             }
         } else {
 #pragma unroll
@@ -697,7 +704,7 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
     const int64_t k0 = int64_t(j_tile) >> p.group_shift;
     const int tile_groups = tile_outputs >> p.group_shift;  // 32-bit index math: at most 16 x 128 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
-    for (int i = int(threadIdx.x); i < int(last - first) * groups; i += kThreads)
+    for (int i = int(threadIdx.x); i < int(last - first) * groups; i += int(blockDim.x))
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
 }
 
@@ -738,14 +745,22 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 // two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
 // schemes), and a group spans G/16 lanes: each warp load still reads whole sectors (G/16 lanes read G/2
 // consecutive outputs), and one group amax, scale and scale store serve 16 outputs.
-// Block (b, t): output columns [t, t + 1) * 2048 of row b, blocks launched in memory order (block_grid).
+// Block (b, t): output columns [t, t + 1) * tile of row b, blocks launched in memory order (block_grid). The
+// tile is 2048 outputs (4 warps), or 1024 (2 warps) where a row's 512-output warps divide by 2 and not by 4
+// (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM slots while the
+// others work.
 constexpr int kPlainTile = kThreads * 16;
+
+inline int plain_block_threads(int64_t cols) {
+    const int64_t warps = ceil_div(cols, int64_t(512));
+    return warps % 4 != 0 && warps % 2 == 0 ? kThreads / 2 : kThreads;
+}
 
 // The first column of chunk A of this thread: warp w of the block covers 512 outputs, its lanes in groups of
 // 2^pair_shift (= G/16) lanes, each group of lanes G consecutive outputs.
 __device__ __forceinline__ int plain_chunk_a(const Params& p) {
     const int lane = int(threadIdx.x) & 31, s = p.pair_shift;
-    const int warp_first = int(blockIdx.x) * kPlainTile + (int(threadIdx.x) >> 5) * 512;
+    const int warp_first = int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512;
     return warp_first + ((lane >> s) << (s + 4)) + ((lane & ((1 << s) - 1)) << 3);
 }
 
@@ -756,7 +771,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
     const int64_t b = block_row<true>();  // the last z slice may run past the padding rows: they find no work
     if (b >= p.rows) {
         let_consumer_start();
-        zero_padding_rows<kMx>(p, b, int(blockIdx.x) * kPlainTile, kPlainTile);
+        zero_padding_rows<kMx>(p, b, int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
         return;
     }
     const int ja = plain_chunk_a(p), jb = ja + (8 << p.pair_shift);
@@ -915,9 +930,11 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    if constexpr (kPlain)
-        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(kPlainTile))),
-                      dim3(kThreads), a, kPdl, p);
+    if constexpr (kPlain) {
+        const int threads = plain_block_threads(p.cols);
+        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
+                      dim3(threads), a, kPdl, p);
+    }
     else
         return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, row_blocks, ceil_div(p.cols, int64_t(kThreads) * 8)),
                       dim3(kThreads), a, kPdl, p);

@@ -1,7 +1,7 @@
-// SiLU and SwiGLU-OAI's gate factor on the kernels' fast path (device only): the same bits as fq::silu and
-// fq::swiglu_gate of src/common/activation.h for every input they take (|x| <= 86.5; for SwiGLU-OAI
-// |alpha x| <= 86), which tests/test_gpu_math.cu checks for every bf16 and fp16 input; the kernels send the
-// rest down the exact path.
+// SiLU and SwiGLU-OAI on the kernels' fast path (device only): the same bits as fq::silu and fq::swiglu_gate /
+// swiglu_up of src/common/activation.h for every input they take (|x| <= 86.5; for SwiGLU-OAI |alpha g| <= 86,
+// up not NaN, limit > 0), which tests/test_gpu_math.cu checks for every bf16 and fp16 input; the kernels send
+// the rest down the exact path.
 #pragma once
 
 #include "../common/activation.h"
@@ -51,18 +51,25 @@ __device__ __forceinline__ float max_magnitude(const uint4& w, uint32_t mask, co
     return load_input(kIn, uint16_t(max(m & 0xFFFFu, m >> 16)));
 }
 
-// Whether swiglu_gate_inside serves every gate of magnitude <= gate_max: then the exponent -alpha min(g, limit)
-// stays within +-86.5 (86 with room for the product's rounding), so exp needs no clamp and 1 + exp (< 2^125)
-// has a normal reciprocal. NaN or Inf gates fail.
-__device__ __forceinline__ bool swiglu_gate_inside_all(float gate_max, const SwigluParams& p) {
-    return fabsf(p.alpha) * gate_max <= 86.0f && !(p.limit < -gate_max);
+// Whether the fast SwiGLU-OAI below serves every output whose gate has magnitude <= gate_max and whose up is
+// not NaN (up_max <= Inf): the exponent -alpha min(g, limit) stays within +-86.5 (86 with room for the
+// product's rounding), so exp needs no clamp and 1 + exp (< 2^125) has a normal reciprocal; and limit > 0,
+// so that fminf / fmaxf clamp exactly as the reference's comparisons do (with a negative limit the bounds
+// cross, NaN inputs propagate there, and a zero limit meets signed zeros). NaN or Inf gates fail.
+__device__ __forceinline__ bool swiglu_inside_all(float gate_max, float up_max, const SwigluParams& p) {
+    return fabsf(p.alpha) * gate_max <= 86.0f && up_max <= INFINITY && p.limit > 0.0f;
 }
 
-// fq::swiglu_gate(g) where swiglu_gate_inside_all holds: the same clamp and exponent, the sigmoid's
-// reciprocal by silu_quotient (the IEEE 1 / d here) instead of the division call.
+// fq::swiglu_gate(g) where swiglu_inside_all holds: the same clamp and exponent, the sigmoid's reciprocal by
+// silu_quotient (the IEEE 1 / d here) instead of the division call.
 __device__ __forceinline__ float swiglu_gate_inside(float g, const SwigluParams& p) {
-    const float gc = g > p.limit ? p.limit : g;
+    const float gc = fminf(g, p.limit);
     return gc * silu_quotient(1.0f, 1.0f + detail::scale_normal(detail::exp_parts(-p.alpha * gc)));
+}
+
+// fq::swiglu_up(u) where swiglu_inside_all holds.
+__device__ __forceinline__ float swiglu_up_inside(float u, const SwigluParams& p) {
+    return fminf(fmaxf(u, -p.limit), p.limit) + p.beta;
 }
 
 }  // namespace fq::cuda
