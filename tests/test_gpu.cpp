@@ -92,9 +92,9 @@ struct Pointers {
     const int32_t *offsets, *counts;
 };
 
-// SwiGLU-OAI parameters: the defaults; a negative alpha with a negative limit; no limit; a steep alpha with a
-// small limit and negative beta (the kernels' fast path takes only some of these: the rest run the exact one).
-constexpr float kSwiglu[][3] = {{1.702f, 1.0f, 7.0f}, {-3.0f, 0.5f, -2.0f}, {1.702f, 1.0f, INFINITY}, {60.0f, -1.0f, 0.5f}};
+// SwiGLU-OAI parameters (the API takes a positive limit or +inf): the defaults; a negative alpha; no limit; a
+// steep alpha with a small limit and negative beta (the kernels' fast path takes fewer gates there: |g| <= 1.4).
+constexpr float kSwiglu[][3] = {{1.702f, 1.0f, 7.0f}, {-3.0f, 0.5f, 2.0f}, {1.702f, 1.0f, INFINITY}, {60.0f, -1.0f, 0.5f}};
 
 void configure(Desc& d, const Case& c, const Pointers& ptr) {
     const float *ub = ptr.ub, *prob = ptr.prob, *static_scale = ptr.static_scale, *global_amax = ptr.global_amax;

@@ -83,6 +83,8 @@ struct Params {
     const int32_t* moe_counts;    // MASKED: E counts; CONTIGUOUS: optional valid rows per slot
     int64_t scale_block_bytes;    // MASKED row scales: bytes between experts' blocks (0 otherwise)
     int64_t scale_blocks;         // row-scale blocks whose padding rows are zeroed (MASKED: E, else 1)
+    int64_t rows_per_block;       // the general kernel's rows a block (launch_group_quant)
+    int64_t row_blocks;           // its blocks of rows: ceil(rows / rows_per_block); then the padding blocks
 
     // Columnwise output (src/kernels/columnwise.cuh): blocks of col_block rows down each column.
     uint8_t* col_out;
@@ -99,6 +101,8 @@ struct RowOwner {
     int64_t scale_row;    // the row's index in its scale block (MASKED: within the expert)
     int64_t block;        // byte offset of its row-scale block in p.scales (an offset, not a pointer: in the
                           // plain kernel it is the constant 0 and costs no register)
+    int64_t same_until = 0;  // the rows after this one up to here have the same owner (or, expert -1, none),
+                             // their scale rows counting on from this one's
 };
 
 __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
@@ -106,7 +110,8 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         const int64_t e = r / p.expert_rows;
         const RowRange range = masked_rows(p.moe_counts, e, p.expert_rows);
         const int64_t i = r - range.first;
-        return {i < range.count ? int(e) : -1, i, e * p.scale_block_bytes};
+        const bool owned = i < range.count;  // past the count, the rest of the expert's slot is unowned
+        return {owned ? int(e) : -1, i, e * p.scale_block_bytes, owned ? range.first + range.count : range.first + p.expert_rows};
     }
     if (p.moe == MoeLayout::Contiguous) {
         // The last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
@@ -120,9 +125,9 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         }
         const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
         const bool owned = r >= range.first && r < range.first + range.count;
-        return {owned ? lo : -1, r, 0};
+        return {owned ? lo : -1, r, 0, owned ? range.first + range.count : r + 1};
     }
-    return {0, r, 0};
+    return {0, r, 0, p.rows};
 }
 
 // Padding row v of all row-scale blocks (v < scale_blocks x padded rows past the logical ones): its block
@@ -709,32 +714,49 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
 }
 
 // The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
-// columns [t, t + 1) * 1024 of row b (each thread 8 outputs); a row no expert owns is skipped. Blocks past
-// the rows write the scale layouts' padding rows (zeros), kPadRowsPerBlock rows each.
+// columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row); rows no
+// expert owns are skipped, runs of them at once. Blocks past the rows write the scale layouts' padding rows
+// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (run_group_for): a skewed MASKED
+// problem is half unowned rows, and a block per row launched ~2x more blocks than did work (the block
+// launch rate then bounds the kernel); a CONTIGUOUS block looks its owner up once, not once a row.
 template <class S, bool kVec, bool kHwCvt, bool kMx>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     wait_for_producer();
     const int j0 = tile_first_output<false>();
-    const int64_t b = block_row<false>();
-    if (b >= p.rows) {
+    const int64_t bx = block_row<false>();
+    if (bx >= p.row_blocks) {
         let_consumer_start();
-        zero_padding_rows<kMx>(p, b, j0 - int(threadIdx.x) * 8, kThreads * 8);
-        return;
-    }
-    const RowOwner o = row_owner(p, b);
-    if (o.expert < 0) {
-        let_consumer_start();
+        zero_padding_rows<kMx>(p, p.rows + (bx - p.row_blocks), j0 - int(threadIdx.x) * 8, kThreads * 8);
         return;
     }
     const bool col_ok = j0 < p.cols;
-    Raw8 raw;
-    if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
+    // 32-bit row indices: refuse_common keeps rows below 2^31. The owner of rows [.., same_until) (expert -1:
+    // none); a scale row is recomputed from the expert. (Under the 40-register bound ptxas keeps two words of
+    // this loop state in local memory: a few L1 loads a row, against ~400 instructions.)
+    const int first = int(bx * p.rows_per_block), last = int(min(bx * p.rows_per_block + p.rows_per_block, p.rows));
+    int expert = -1, same_until = first;
+    for (int b = first; b < last; ++b) {
+        if (b >= same_until) {
+            const RowOwner o = row_owner(p, b);
+            expert = o.expert, same_until = int(o.same_until);
+        }
+        if (expert < 0) {  // (block-uniform) skip the unowned run
+            b = same_until - 1;
+            continue;
+        }
+        // row_owner's scale row and block offset (MASKED: the row within its expert's block).
+        const bool masked = p.moe == MoeLayout::Masked;
+        const RowOwner o{expert, masked ? b - expert * p.expert_rows : b, expert * p.scale_block_bytes};
+        Raw8 raw;
+        if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
+        let_consumer_start();
+        float y[8];
+        if (col_ok) activate8<S>(p, raw, b, y);
+        const RowScaleInputs<kMx> in(p, o.expert);
+        // Every lane of the warp takes part: the group amax is a warp shuffle.
+        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
+    }
     let_consumer_start();
-    float y[8];
-    if (col_ok) activate8<S>(p, raw, b, y);
-    const RowScaleInputs<kMx> in(p, o.expert);
-    // Every lane of the warp takes part: the group amax is a warp shuffle.
-    quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
 }
 
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
@@ -746,14 +768,16 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 // schemes), and a group spans G/16 lanes: each warp load still reads whole sectors (G/16 lanes read G/2
 // consecutive outputs), and one group amax, scale and scale store serve 16 outputs.
 // Block (b, t): output columns [t, t + 1) * tile of row b, blocks launched in memory order (block_grid). The
-// tile is 2048 outputs (4 warps), or 1024 (2 warps) where a row's 512-output warps divide by 2 and not by 4
-// (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM slots while the
-// others work.
+// tile is 2048 outputs (4 warps), or for gated problems 1024 (2 warps) where a row's 512-output warps divide
+// by 2 and not by 4 (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM
+// slots while the others work (silu + fp8 g128 16384 x 7168 on the H100: 207.1 -> 198.0 us). Not gated, a
+// 2-warp block has too little work: blocks finish faster than they launch (plain MXFP8 16384 x 7168: 120.4 ->
+// 139.7 us, 38% achieved occupancy), so those keep 4 warps.
 constexpr int kPlainTile = kThreads * 16;
 
-inline int plain_block_threads(int64_t cols) {
+inline int plain_block_threads(int64_t cols, bool gated) {
     const int64_t warps = ceil_div(cols, int64_t(512));
-    return warps % 4 != 0 && warps % 2 == 0 ? kThreads / 2 : kThreads;
+    return gated && warps % 4 != 0 && warps % 2 == 0 ? kThreads / 2 : kThreads;
 }
 
 // The first column of chunk A of this thread: warp w of the block covers 512 outputs, its lanes in groups of
@@ -931,13 +955,20 @@ template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, boo
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
-        const int threads = plain_block_threads(p.cols);
+        const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
         return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
                       dim3(threads), a, kPdl, p);
     }
-    else
-        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, row_blocks, ceil_div(p.cols, int64_t(kThreads) * 8)),
-                      dim3(kThreads), a, kPdl, p);
+    else {
+        // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
+        const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
+        const int64_t wave = int64_t(a.sm_count) * kGroupMinBlocks;
+        Params q = p;
+        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * wave)));
+        q.row_blocks = ceil_div(p.rows, q.rows_per_block);
+        const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, blocks, col_tiles), dim3(kThreads), a, kPdl, q);
+    }
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>

@@ -53,9 +53,10 @@ __device__ __forceinline__ float max_magnitude(const uint4& w, uint32_t mask, co
 
 // Whether the fast SwiGLU-OAI below serves every output whose gate has magnitude <= gate_max and whose up is
 // not NaN (up_max <= Inf): the exponent -alpha min(g, limit) stays within +-86.5 (86 with room for the
-// product's rounding), so exp needs no clamp and 1 + exp (< 2^125) has a normal reciprocal; and limit > 0,
-// so that fminf / fmaxf clamp exactly as the reference's comparisons do (with a negative limit the bounds
-// cross, NaN inputs propagate there, and a zero limit meets signed zeros). NaN or Inf gates fail.
+// product's rounding), so exp needs no clamp and 1 + exp (< 2^125) has a normal reciprocal; and limit > 0
+// (the API refuses others; tested here because the clamp's exactness rests on it), so that fminf / fmaxf
+// clamp exactly as the reference's comparisons do (with a negative limit the bounds cross, and a zero limit
+// meets signed zeros). NaN or Inf gates fail; a NaN up would be lost by fmaxf.
 __device__ __forceinline__ bool swiglu_inside_all(float gate_max, float up_max, const SwigluParams& p) {
     return fabsf(p.alpha) * gate_max <= 86.0f && up_max <= INFINITY && p.limit > 0.0f;
 }
