@@ -713,12 +713,27 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
 }
 
+// One row tile of the general kernel: 8 outputs a thread of row b (owned by o.expert) from column j0.
+template <class S, bool kVec, bool kHwCvt, bool kMx>
+__device__ __forceinline__ void group_row(const Params& p, const RowOwner& o, int64_t b, int j0, bool col_ok) {
+    Raw8 raw;
+    if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
+    let_consumer_start();
+    float y[8];
+    if (col_ok) activate8<S>(p, raw, b, y);
+    const RowScaleInputs<kMx> in(p, o.expert);
+    // Every lane of the warp takes part: the group amax is a warp shuffle.
+    quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
+}
+
 // The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
 // columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row); rows no
 // expert owns are skipped, runs of them at once. Blocks past the rows write the scale layouts' padding rows
-// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (run_group_for): a skewed MASKED
-// problem is half unowned rows, and a block per row launched ~2x more blocks than did work (the block
-// launch rate then bounds the kernel); a CONTIGUOUS block looks its owner up once, not once a row.
+// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (launch_group_quant): a skewed
+// MASKED problem is half unowned rows, and a block per row launched ~2x more blocks than did work (the
+// block launch rate then bounds the kernel); a CONTIGUOUS block looks its owner up once a run, not once a
+// row. One row a block (every other problem: small batches, where the time is one thread's latency) takes
+// the straight path, without the loop.
 template <class S, bool kVec, bool kHwCvt, bool kMx>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     wait_for_producer();
@@ -730,6 +745,12 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         return;
     }
     const bool col_ok = j0 < p.cols;
+    if (p.rows_per_block == 1) {
+        const RowOwner o = row_owner(p, bx);
+        if (o.expert >= 0) group_row<S, kVec, kHwCvt, kMx>(p, o, bx, j0, col_ok);
+        let_consumer_start();
+        return;
+    }
     // 32-bit row indices: refuse_common keeps rows below 2^31. The owner of rows [.., same_until) (expert -1:
     // none); a scale row is recomputed from the expert. (Under the 40-register bound ptxas keeps two words of
     // this loop state in local memory: a few L1 loads a row, against ~400 instructions.)
@@ -747,14 +768,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         // row_owner's scale row and block offset (MASKED: the row within its expert's block).
         const bool masked = p.moe == MoeLayout::Masked;
         const RowOwner o{expert, masked ? b - expert * p.expert_rows : b, expert * p.scale_block_bytes};
-        Raw8 raw;
-        if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
-        let_consumer_start();
-        float y[8];
-        if (col_ok) activate8<S>(p, raw, b, y);
-        const RowScaleInputs<kMx> in(p, o.expert);
-        // Every lane of the warp takes part: the group amax is a warp shuffle.
-        quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
+        group_row<S, kVec, kHwCvt, kMx>(p, o, b, j0, col_ok);
     }
     let_consumer_start();
 }
