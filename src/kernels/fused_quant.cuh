@@ -7,7 +7,8 @@
 //   group_quant   one thread = 8 outputs; a group of G outputs = G/8 neighbouring lanes, reduced with
 //                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax) and
 //                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
-//                 padding included; any rounding mode, MoE layout, routing probability
+//                 padding included; any rounding mode, MoE layout (several rows a block), routing
+//                 probability
 //   plain_quant   the same for FP32 intermediates without MoE or probability, 16 outputs a thread (two
 //                 chunks in one group): fewer instructions per output, where the problem fills the GPU
 //   token_quant   one block per row: amax pass, block reduction, quantize pass (re-reads from L2)
