@@ -35,7 +35,7 @@ __global__ void silu_both_ways(float* fast, float* exact, uint8_t* outside_flags
     if (i >= 65536) return;
     const float x = fq::load_input(kIn, uint16_t(i));
     const uint32_t pair = i * 0x10001u;
-    const bool inside = fq::cuda::silu_inside_all<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
+    const bool inside = fq::cuda::silu_inside_all<kIn>(fq::cuda::max_bits2(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu));
     fast[i] = inside ? fq::cuda::silu_inside(x) : 0.0f;
     exact[i] = fq::silu(x);
     outside_flags[i] = !inside;
@@ -49,7 +49,7 @@ __global__ void swiglu_both_ways(fq::SwigluParams p, float* fast, float* exact, 
     if (i >= 65536) return;
     const float x = fq::load_input(kIn, uint16_t(i));
     const uint32_t pair = i * 0x10001u;
-    const float x_max = fq::cuda::max_magnitude<kIn>(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu);
+    const float x_max = fq::cuda::max_magnitude<kIn>(fq::cuda::max_bits2(make_uint4(pair, pair, pair, pair), 0x7FFF7FFFu));
     const bool inside = fq::cuda::swiglu_inside_all(x_max, x_max, p);
     fast[i] = inside ? fq::cuda::swiglu_gate_inside(x, p) * fq::cuda::swiglu_up_inside(x, p) : 0.0f;
     exact[i] = fq::swiglu_oai(x, x, p);

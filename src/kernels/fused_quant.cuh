@@ -106,13 +106,21 @@ struct RowOwner {
                              // their scale rows counting on from this one's
 };
 
+// Row r as expert e's: its row in e's scale block (MASKED: counted from the expert's first row) and that
+// block's byte offset.
+__device__ __forceinline__ RowOwner owned_by(const Params& p, int e, int64_t r) {
+    return {e, p.moe == MoeLayout::Masked ? r - e * p.expert_rows : r, e * p.scale_block_bytes};
+}
+
 __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
     if (p.moe == MoeLayout::Masked) {
-        const int64_t e = r / p.expert_rows;
+        const int e = int(r / p.expert_rows);
         const RowRange range = masked_rows(p.moe_counts, e, p.expert_rows);
-        const int64_t i = r - range.first;
-        const bool owned = i < range.count;  // past the count, the rest of the expert's slot is unowned
-        return {owned ? int(e) : -1, i, e * p.scale_block_bytes, owned ? range.first + range.count : range.first + p.expert_rows};
+        RowOwner o = owned_by(p, e, r);
+        const bool owned = o.scale_row < range.count;  // past the count, the rest of the expert's slot is unowned
+        o.expert = owned ? e : -1;
+        o.same_until = owned ? range.first + range.count : range.first + p.expert_rows;
+        return o;
     }
     if (p.moe == MoeLayout::Contiguous) {
         // The last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
@@ -307,54 +315,40 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
 // run time).
 template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
-    if (S::act == Act::Silu && (kPlain || p.rounding == Rounding::Fp32)) {
-        // Where every gate has |x| <= 86.5 (checked on the bits, all 8 at once): eight independent chains
-        // with no clamp, flag or branch between them, so they interleave. Elsewhere (rare: large
-        // magnitudes, Inf, NaN) the exact path.
-        const uint32_t mask = gate_halves<S>(p);
-        uint4 w;
-        memcpy(&w, &r.a, 16);
-        bool inside = silu_inside_all<S::in>(w, mask);
-        if constexpr (S::gate == GateKind::Interleaved) {
-            memcpy(&w, &r.b, 16);
-            inside = inside && silu_inside_all<S::in>(w, mask);
+    // The fast path where every input of the 8 is inside its range (checked on the bits, all 8 at once):
+    // eight independent chains with no clamp, flag or branch between them, so they interleave. Elsewhere
+    // (rare: large magnitudes, Inf, NaN) the exact path.
+    constexpr bool kHasFastPath = S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None);
+    bool fast = false;
+    if constexpr (kHasFastPath) {
+        if (kPlain || p.rounding == Rounding::Fp32) {
+            uint4 a, b;
+            memcpy(&a, &r.a, 16);
+            memcpy(&b, &r.b, 16);
+            const uint32_t gates = gate_halves<S>(p);  // interleaved: the other halves are ups, in a and b
+            uint32_t gate_bits = max_bits2(a, gates);
+            if constexpr (S::gate == GateKind::Interleaved) gate_bits = __vmaxu2(gate_bits, max_bits2(b, gates));
+            if constexpr (S::act == Act::Silu) {
+                fast = silu_inside_all<S::in>(gate_bits);
+            } else {
+                const uint32_t ups = gates ^ 0x7FFF7FFFu;
+                const uint32_t up_bits = S::gate == GateKind::Interleaved ? __vmaxu2(max_bits2(a, ups), max_bits2(b, ups))
+                                                                          : max_bits2(b, 0x7FFF7FFFu);
+                fast = swiglu_inside_all(max_magnitude<S::in>(gate_bits), max_magnitude<S::in>(up_bits), p.swiglu);
+            }
         }
-        if (inside) {
+    }
+    if (fast) {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                float g, u;
-                gate_and_up<S>(p, r, i, g, u);
+        for (int i = 0; i < 8; ++i) {
+            float g, u;
+            gate_and_up<S>(p, r, i, g, u);
+            if constexpr (S::act == Act::Silu) {
                 y[i] = kHwExp ? silu_quotient(g, 1.0f + __expf(-g)) : silu_inside(g);
                 if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
-        }
-    } else if (S::act == Act::SwigluOai && S::gate != GateKind::None && (kPlain || p.rounding == Rounding::Fp32)) {
-        // The same for SwiGLU-OAI: one range test on the largest gate and the largest up of the 8.
-        uint4 a, b;
-        memcpy(&a, &r.a, 16);
-        memcpy(&b, &r.b, 16);
-        const uint32_t gates = gate_halves<S>(p);
-        float gate_max, up_max;
-        if constexpr (S::gate == GateKind::Interleaved) {
-            gate_max = max_magnitude<S::in>(a, gates, &b);
-            up_max = max_magnitude<S::in>(a, gates ^ 0x7FFF7FFFu, &b);
-        } else {
-            gate_max = max_magnitude<S::in>(a, gates);
-            up_max = max_magnitude<S::in>(b, gates);
-        }
-        if (swiglu_inside_all(gate_max, up_max, p.swiglu)) {
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                float g, u;
-                gate_and_up<S>(p, r, i, g, u);
+            } else {
                 y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up_inside(u, p.swiglu);
             }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
         }
     } else {
 #pragma unroll
@@ -621,7 +615,7 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
             p.scales[o.block + row_scale_offset(p, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
-float v[kChunks][8];
+        float v[kChunks][8];
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -689,6 +683,9 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 
+// One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
+inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
+
 // The tensor scale (or NVFP4's S_enc) and the scale upper bound, each loaded only where the scheme reads it.
 template <bool kMx>
 struct RowScaleInputs {
@@ -753,8 +750,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
         return;
     }
     // 32-bit row indices: refuse_common keeps rows below 2^31. The owner of rows [.., same_until) (expert -1:
-    // none); a scale row is recomputed from the expert. (Under the 40-register bound ptxas keeps two words of
-    // this loop state in local memory: a few L1 loads a row, against ~400 instructions.)
+    // none); a row's scale row and block come from the expert (owned_by). (Under the 40-register bound ptxas
+    // keeps two words of this loop state in local memory: a few L1 loads a row, against ~400 instructions.)
     const int first = int(bx * p.rows_per_block), last = int(min(bx * p.rows_per_block + p.rows_per_block, p.rows));
     int expert = -1, same_until = first;
     for (int b = first; b < last; ++b) {
@@ -766,10 +763,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
             b = same_until - 1;
             continue;
         }
-        // row_owner's scale row and block offset (MASKED: the row within its expert's block).
-        const bool masked = p.moe == MoeLayout::Masked;
-        const RowOwner o{expert, masked ? b - expert * p.expert_rows : b, expert * p.scale_block_bytes};
-        group_row<S, kVec, kHwCvt, kMx>(p, o, b, j0, col_ok);
+        group_row<S, kVec, kHwCvt, kMx>(p, owned_by(p, expert, b), b, j0, col_ok);
     }
     let_consumer_start();
 }
@@ -973,13 +967,11 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
         return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
                       dim3(threads), a, kPdl, p);
-    }
-    else {
+    } else {
         // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
         const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
-        const int64_t wave = int64_t(a.sm_count) * kGroupMinBlocks;
         Params q = p;
-        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * wave)));
+        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
         q.row_blocks = ceil_div(p.rows, q.rows_per_block);
         const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
         return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, blocks, col_tiles), dim3(kThreads), a, kPdl, q);
@@ -990,12 +982,12 @@ template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.rounding == Rounding::Fp32 && c.moe == MoeLayout::None && !c.row_prob;
+    const bool plain = c.plain();
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
     // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
     // kernel (kHwExp), whatever the size.
-    const int64_t wave = int64_t(a.sm_count) * kGroupMinBlocks;
+    const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
     const bool plain_kernel = plain && (wide || kHardwareExp);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {

@@ -212,7 +212,7 @@ std::string refuse_group(const OpConfig& c) {
 
 std::string refuse_hardware_exp(const OpConfig& c) {
     // The plain kernel only (kHwExp swaps its exponential): FP32 intermediates, no MoE, no probability.
-    if (c.act != Act::Silu || !c.gated() || c.rounding != Rounding::Fp32 || c.moe != MoeLayout::None || c.row_prob)
+    if (c.act != Act::Silu || !c.gated() || !c.plain())
         return "benchmark-only: gated SiLU with FP32 intermediates, no MoE layout and no routing probability only";
     return refuse_group<true>(c);
 }
