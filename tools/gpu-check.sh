@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|latency|test,bench]  (default all)
+# latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
 # profile (not part of all): Nsight Compute on the group kernel at the tracked shapes (issue rate, warp
@@ -109,6 +110,24 @@ if asked profile; then
   prof prof-silu --tokens 16384 --hidden 7168 --layouts row
   prof prof-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
   prof prof-mx-row --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts row
+fi
+if asked latency; then
+  # Where a one-row call's time goes (tools/lab/latency_lab.cu), beside the library's T = 1 and 16 calls;
+  # then Nsight Compute on one launch of each (cold caches: ncu flushes them).
+  echo "== latency lab (launch, copy kernel, minimal silu + fp8 g128) and fq bench at T = 1, 16"
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a tools/lab/latency_lab.cu -o build-gpu/latency_lab &&
+    ./build-gpu/latency_lab | tee "$out/latency-lab.txt"
+  bench latency-fq --tokens 1,16 --hidden 2048,7168,18432 --layouts row --pdl 0
+  bench latency-fq-pdl --tokens 1,16 --hidden 2048,7168,18432 --layouts row --pdl 1
+  lat() { local name=$1 regex=$2; shift 2
+    ncu --clock-control none -k "regex:$regex" -s 3 -c 1 --section SpeedOfLight --section LaunchStats \
+      --section WarpStateStats --section InstructionStats --section SourceCounters -f -o "$out/$name" "$@" >/dev/null 2>"$out/$name.log"
+    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
+    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
+    echo "-- $name"; grep -E "Duration|Executed Instructions  |Registers Per|Stall" "$out/$name.txt" | head -12
+  }
+  lat lat-fq "group_quant|plain_quant" ./build-gpu/tools/fq bench --tokens 1 --hidden 7168 --layouts row --variants sm90.group
+  lat lat-lab "silu_kernel" ./build-gpu/latency_lab
 fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"
