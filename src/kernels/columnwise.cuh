@@ -18,7 +18,6 @@ namespace fq::cuda {
 constexpr int kColThreads = 256;
 constexpr int kColTileCols = 128;                     // 16 lanes x 8 outputs
 constexpr int kColRowsPerPass = kColThreads / 16;     // rows of phase 1 per pass
-constexpr int kColLookahead = 2;                      // passes phase 1 loads ahead
 constexpr int kColMaxBlock = 128;                     // the largest columnwise block
 constexpr int kYStride = kColTileCols + 4;            // floats per parked row (16-byte aligned rows)
 
@@ -75,28 +74,12 @@ __global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, 
     const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
     const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
     const float bound = upper_bound(p);
-    // The loads run kColLookahead passes ahead of their use: with one pass's loads in flight at a time (and
-    // at most two or three blocks an SM, for their shared memory and registers) they did not cover the
-    // memory latency. One copy of the pass's body (unrolling it doubled the kernel). Bc is a multiple of 16:
-    // every lane runs the same passes (the rowwise group amax is a shuffle).
-    RowOwner owner[kColLookahead + 1];
-    Raw8 raw[kColLookahead + 1];
-    const auto fetch = [&](int rr, RowOwner& o, Raw8& r) {
-        o = rr < tile_rows ? row_owner(p, r0 + rr) : RowOwner{-1, 0, 0};
-        if (col_ok && o.expert >= 0) r = load_raw<S, kVec>(p, r0 + rr, j0);
-    };
-    const int first = int(threadIdx.x) / 16;
-#pragma unroll
-    for (int k = 0; k <= kColLookahead; ++k) fetch(first + k * kColRowsPerPass, owner[k], raw[k]);
-    for (int rr = first; rr < bc; rr += kColRowsPerPass) {
+    for (int rr = int(threadIdx.x) / 16; rr < bc; rr += kColRowsPerPass) {  // the same trip count in every lane
         const int64_t m = r0 + rr;
-        const RowOwner o = owner[0];
+        const RowOwner o = rr < tile_rows ? row_owner(p, m) : RowOwner{-1, 0, 0};
         const bool active = col_ok && o.expert >= 0;
         float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (active) activate8<S>(p, raw[0], m, y);
-#pragma unroll
-        for (int k = 0; k < kColLookahead; ++k) owner[k] = owner[k + 1], raw[k] = raw[k + 1];
-        fetch(rr + (kColLookahead + 1) * kColRowsPerPass, owner[kColLookahead], raw[kColLookahead]);
+        if (active) activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
         if (lane16 == 0) row_expert[rr] = o.expert;
         if (row_groups) {
             const float t = tensor_scale_of(p, o.expert < 0 ? 0 : o.expert);

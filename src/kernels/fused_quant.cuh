@@ -123,7 +123,13 @@ struct ContiguousOwner {
 };
 
 __device__ __forceinline__ ContiguousOwner contiguous_owner(const Params& p, int64_t r) {
+    // First the expert whose slot r would be in if the slots were equal (two independent loads): a hit is the
+    // answer; a miss falls back to the binary search (~log2 E dependent loads).
+    const int guess = int(min(r * p.experts / max(p.rows, int64_t(1)), int64_t(p.experts - 1)));
     int lo = 0, hi = p.experts;
+    if (clamp_rows(p.moe_offsets[guess], 0, p.rows) <= r &&
+        (guess + 1 == p.experts || clamp_rows(p.moe_offsets[guess + 1], 0, p.rows) > r))
+        lo = guess, hi = guess + 1;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
         if (clamp_rows(p.moe_offsets[mid], 0, p.rows) <= r) lo = mid;
