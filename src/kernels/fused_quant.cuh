@@ -9,9 +9,8 @@
 //                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
 //                 padding included; any rounding mode, MoE layout (several rows a block), routing
 //                 probability
-//   plain_quant   the same for FP32 intermediates without probability, MASKED MoE or a row loop, 16 outputs
-//                 a thread (two chunks in one group): fewer instructions per output, where the problem fills
-//                 the GPU
+//   plain_quant   the same for FP32 intermediates without MoE or probability, 16 outputs a thread (two
+//                 chunks in one group): fewer instructions per output, where the problem fills the GPU
 //   token_quant   one block per row: amax pass, block reduction, quantize pass (re-reads from L2)
 //   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
@@ -113,32 +112,6 @@ __device__ __forceinline__ RowOwner owned_by(const Params& p, int e, int64_t r) 
     return {e, p.moe == MoeLayout::Masked ? r - e * p.expert_rows : r, e * p.scale_block_bytes};
 }
 
-// CONTIGUOUS: the last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
-// decreasing ones the owner of a row claimed twice is unspecified, and nothing is touched outside the
-// buffers either way), its rows, and whether r is one of them (not a padding row of its slot).
-struct ContiguousOwner {
-    int expert;
-    RowRange range;
-    bool owned;
-};
-
-__device__ __forceinline__ ContiguousOwner contiguous_owner(const Params& p, int64_t r) {
-    // First the expert whose slot r would be in if the slots were equal (two independent loads): a hit is the
-    // answer; a miss falls back to the binary search (~log2 E dependent loads).
-    const int guess = int(min(r * p.experts / max(p.rows, int64_t(1)), int64_t(p.experts - 1)));
-    int lo = 0, hi = p.experts;
-    if (clamp_rows(p.moe_offsets[guess], 0, p.rows) <= r &&
-        (guess + 1 == p.experts || clamp_rows(p.moe_offsets[guess + 1], 0, p.rows) > r))
-        lo = guess, hi = guess + 1;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (clamp_rows(p.moe_offsets[mid], 0, p.rows) <= r) lo = mid;
-        else hi = mid;
-    }
-    const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
-    return {lo, range, r >= range.first && r < range.first + range.count};
-}
-
 __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
     if (p.moe == MoeLayout::Masked) {
         const int e = int(r / p.expert_rows);
@@ -150,8 +123,24 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         return o;
     }
     if (p.moe == MoeLayout::Contiguous) {
-        const ContiguousOwner c = contiguous_owner(p, r);
-        return {c.owned ? c.expert : -1, r, 0, c.owned ? c.range.first + c.range.count : r + 1};
+        // The last expert whose clamped first row is <= r (offsets are non-decreasing, docs/moe.md; with
+        // decreasing ones the owner of a row claimed twice is unspecified, and nothing is touched outside
+        // the buffers either way).
+        // First the expert whose slot r would be in if the slots were equal (two independent loads): a hit
+        // is the answer; a miss falls back to the binary search (~log2 E dependent loads).
+        const int guess = int(min(r * p.experts / max(p.rows, int64_t(1)), int64_t(p.experts - 1)));
+        int lo = 0, hi = p.experts;
+        if (clamp_rows(p.moe_offsets[guess], 0, p.rows) <= r &&
+            (guess + 1 == p.experts || clamp_rows(p.moe_offsets[guess + 1], 0, p.rows) > r))
+            lo = guess, hi = guess + 1;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            if (clamp_rows(p.moe_offsets[mid], 0, p.rows) <= r) lo = mid;
+            else hi = mid;
+        }
+        const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
+        const bool owned = r >= range.first && r < range.first + range.count;
+        return {owned ? lo : -1, r, 0, owned ? range.first + range.count : r + 1};
     }
     return {0, r, 0, p.rows};
 }
@@ -741,20 +730,14 @@ __device__ __forceinline__ void group_row(const Params& p, const RowOwner& o, in
     quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
 }
 
-// The general kernel's rows a block: several for MoE problems, as many as keep 4 waves of `col_tiles`-wide
-// blocks (at most 16): a skewed MASKED problem is half unowned rows, and a block per row launched ~2x more
-// blocks than did work (the block launch rate then bounds the kernel); a CONTIGUOUS block looks its owner
-// up once a run, not once a row. Every other problem (and the plain kernel): one row a block.
-inline int64_t general_rows_per_block(const Params& p, int64_t col_tiles, int64_t wave) {
-    return p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * wave)));
-}
-
 // The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
 // columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row); rows no
 // expert owns are skipped, runs of them at once. Blocks past the rows write the scale layouts' padding rows
-// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (general_rows_per_block); one
-// row a block (every other problem: small batches, where the time is one thread's latency) takes the
-// straight path, without the loop.
+// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (launch_group_quant): a skewed
+// MASKED problem is half unowned rows, and a block per row launched ~2x more blocks than did work (the
+// block launch rate then bounds the kernel); a CONTIGUOUS block looks its owner up once a run, not once a
+// row. One row a block (every other problem: small batches, where the time is one thread's latency) takes
+// the straight path, without the loop.
 template <class S, bool kVec, bool kHwCvt, bool kMx>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
     wait_for_producer();
@@ -792,15 +775,13 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 }
 
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
-// For problems with FP32 intermediates, no routing probability and no MASKED layout (decided at launch), so
-// it carries no code for the other rounding modes, probabilities and per-expert scale blocks; CONTIGUOUS
-// problems look up each row's expert (with the general kernel, CONTIGUOUS 16384 x 7168 ran at 80% of the
-// same-bytes copy). On the H100 the group kernels are bound by instruction issue (docs/perf.md), and most
-// of a thread's instructions are per thread, not per output: set-up, the group amax, the scale, its address
-// and store. So a thread here runs two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G =
-// the group, 64 for the per-tensor schemes), and a group spans G/16 lanes: each warp load still reads whole
-// sectors (G/16 lanes read G/2 consecutive outputs), and one group amax, scale and scale store serve 16
-// outputs.
+// For problems with FP32 intermediates, no MoE layout and no routing probability (decided at launch), so
+// it carries no code for the other rounding modes, row owners and probabilities. On the H100 the group
+// kernels are bound by instruction issue (docs/perf.md), and most of a thread's instructions are per
+// thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
+// two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
+// schemes), and a group spans G/16 lanes: each warp load still reads whole sectors (G/16 lanes read G/2
+// consecutive outputs), and one group amax, scale and scale store serve 16 outputs.
 // Block (b, t): output columns [t, t + 1) * tile of row b, blocks launched in memory order (block_grid). The
 // tile is 2048 outputs (4 warps), or for gated problems 1024 (2 warps) where a row's 512-output warps divide
 // by 2 and not by 4 (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM
@@ -823,9 +804,6 @@ __device__ __forceinline__ int plain_chunk_a(const Params& p) {
 }
 
 // kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
-// A block is one row; of a CONTIGUOUS problem too, its expert found by a binary search over the offsets
-// (which stay in L1). MASKED problems stay with the general kernel: their scale rows and blocks count per
-// expert, and with that owner (or the general kernel's row loop) ptxas spilled this kernel's row body.
 template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
     wait_for_producer();
@@ -834,15 +812,6 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
         let_consumer_start();
         zero_padding_rows<kMx>(p, b, int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
         return;
-    }
-    int expert = 0;
-    if (p.moe == MoeLayout::Contiguous) {
-        const ContiguousOwner c = contiguous_owner(p, b);
-        if (!c.owned) {  // a padding row of its expert's slot: neither read nor written
-            let_consumer_start();
-            return;
-        }
-        expert = c.expert;
     }
     const int ja = plain_chunk_a(p), jb = ja + (8 << p.pair_shift);
     const int j[2] = {ja, jb};
@@ -857,8 +826,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
 #pragma unroll
     for (int c = 0; c < 2; ++c)
         if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], b, y[c]);
-    const RowScaleInputs<kMx> in(p, expert);
-    quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{expert, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
+    const RowScaleInputs<kMx> in(p, 0);
+    quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -995,36 +964,38 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
     return launch(kernel, block_grid(plain, c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
 }
 
-// Grid: one block per block of rows (general_rows_per_block), then the padding-row blocks; column blocks
-// of 1024 outputs (general kernel, rows fastest) or 2048 / 1024 (plain kernel, memory order; block_grid).
+// Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (general kernel,
+// rows fastest) or 2048 (plain kernel, memory order; see block_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
-    const int threads = kPlain ? plain_block_threads(p.cols, S::gate != GateKind::None) : kThreads;
-    const int64_t col_tiles = ceil_div(p.cols, int64_t(threads) * (kPlain ? 16 : 8));
-    Params q = p;
-    q.rows_per_block = kPlain ? 1 : general_rows_per_block(p, col_tiles, resident_blocks(a));
-    q.row_blocks = ceil_div(p.rows, q.rows_per_block);
-    const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    if constexpr (kPlain)
-        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
-    else
+    const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    if constexpr (kPlain) {
+        const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
+        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
+                      dim3(threads), a, kPdl, p);
+    } else {
+        // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
+        const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
+        Params q = p;
+        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
+        q.row_blocks = ceil_div(p.rows, q.rows_per_block);
+        const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
         return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, blocks, col_tiles), dim3(kThreads), a, kPdl, q);
+    }
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.plain();  // the tensor amax kernel's FP32 body (no MoE)
-    // The plain quantize kernel: FP32 intermediates, no probability, no MoE layout or a CONTIGUOUS one.
-    const bool plain_capable = c.rounding == Rounding::Fp32 && !c.row_prob && c.moe != MoeLayout::Masked;
+    const bool plain = c.plain();
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
     // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
     // kernel (kHwExp), whatever the size.
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    const bool plain_kernel = plain_capable && (wide || kHardwareExp);
+    const bool plain_kernel = plain && (wide || kHardwareExp);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
