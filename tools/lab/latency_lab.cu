@@ -3,8 +3,9 @@
 // inputs rotated out of L2), kernels that do less and less of that call's work:
 //   empty           launch only
 //   touch           one 16-byte load and one store a thread, no math
-//   silu-g128       the call's work: gate and up 16 bytes each, silu * up, a 16-lane amax, 8 fp8 + a scale
-//   silu-g128 fat   the same with a Params-sized (~400 byte) argument block
+//   silu-g128, N a thread   the call's work at N = 4, 8, 16 outputs a thread: gate and up, silu * up, the
+//                           group's amax over 128 / N lanes, N fp8 codes and a scale
+//   silu-g128 fat params    N = 8 with a Params-sized (~400 byte) argument block
 // each with and without programmatic dependent launch, beside cudaMemcpyAsync and a copy kernel.
 // Build and run on the device:
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a tools/lab/latency_lab.cu -o /tmp/latency_lab && /tmp/latency_lab
