@@ -128,7 +128,7 @@ void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
 std::vector<int32_t> expert_of_rows(const OpConfig& c) {
     std::vector<int32_t> expert(size_t(c.rows), -1);
     for (int64_t e = 0; e < c.experts(); ++e) {
-        RowRange r{0, c.rows};
+        RowRange r{0, c.rows, c.rows};
         if (c.moe == MoeLayout::Contiguous) r = contiguous_rows(c.moe_offsets, c.moe_counts, e, c.rows);
         if (c.moe == MoeLayout::Masked) r = masked_rows(c.moe_counts, e, c.expert_rows);
         std::fill_n(expert.begin() + r.first, r.count, int32_t(e));

@@ -84,7 +84,7 @@ struct Params {
     const int32_t* moe_counts;    // MASKED: E counts; CONTIGUOUS: optional valid rows per slot
     int64_t scale_block_bytes;    // MASKED row scales: bytes between experts' blocks (0 otherwise)
     int64_t scale_blocks;         // row-scale blocks whose padding rows are zeroed (MASKED: E, else 1)
-    int64_t rows_per_block;       // the general kernel's rows a block (launch_group_quant)
+    int64_t rows_per_block;       // the general kernel's rows a block (1; launch_group_quant raises it for MoE)
     int64_t row_blocks;           // its blocks of rows: ceil(rows / rows_per_block); then the padding blocks
 
     // Columnwise output (src/kernels/columnwise.cuh): blocks of col_block rows down each column.
@@ -119,7 +119,7 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         RowOwner o = owned_by(p, e, r);
         const bool owned = o.scale_row < range.count;  // past the count, the rest of the expert's slot is unowned
         o.expert = owned ? e : -1;
-        o.same_until = owned ? range.first + range.count : range.first + p.expert_rows;
+        o.same_until = owned ? range.first + range.count : range.slot_end;
         return o;
     }
     if (p.moe == MoeLayout::Contiguous) {
@@ -135,12 +135,10 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         const RowRange range = contiguous_rows(p.moe_offsets, p.moe_counts, lo, p.rows);
         const bool owned = r >= range.first && r < range.first + range.count;
         if (owned) return {lo, r, 0, range.first + range.count};
-        // Unowned: before the first expert's rows, or past lo's count up to the next expert's first row (past
-        // the last expert's: every row left). One lookup for the whole run: a buffer sized for the most
-        // tokens ends in a long unowned tail, looked up row by row before (CONTIGUOUS skewed: 165 us).
-        const int64_t next = r < range.first          ? range.first
-                             : lo + 1 < p.experts     ? clamp_rows(p.moe_offsets[lo + 1], 0, p.rows)
-                                                      : p.rows;
+        // Unowned: before the first expert's rows, or past lo's count up to its slot's end (past the last
+        // expert's count: every row left). One lookup for the whole run: a buffer sized for the most tokens
+        // ends in a long unowned tail, looked up row by row before (CONTIGUOUS skewed: 165 us).
+        const int64_t next = r < range.first ? range.first : lo + 1 < p.experts ? range.slot_end : p.rows;
         return {-1, r, 0, next > r + 1 ? next : r + 1};
     }
     return {0, r, 0, p.rows};

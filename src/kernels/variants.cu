@@ -116,6 +116,8 @@ Params make_params(const LaunchArgs& a) {
     const bool masked = c.moe == MoeLayout::Masked;
     p.scale_block_bytes = masked && !is_per_tensor(c.scheme) ? c.scales.bytes : 0;
     p.scale_blocks = masked ? c.num_experts : 1;
+    p.rows_per_block = 1;  // the general kernel's launch may raise it (launch_group_quant)
+    p.row_blocks = c.rows;
     p.rowwise = c.rowwise();
     if (c.columnwise()) {
         p.col_out = static_cast<uint8_t*>(c.col_output);

@@ -12,14 +12,12 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdint>
-#include <functional>
 #include <type_traits>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "lab_timing.h"
 
 constexpr int kThreads = 128;
 
@@ -108,35 +106,6 @@ __global__ void silu_kernel(const uint16_t* in, uint8_t* out, float* scales, int
 }
 __global__ void silu_fat_kernel(const Fat f, bool pdl) { silu_g128<8>(f.in, f.out, f.scales, f.cols, pdl); }
 
-template <class Enqueue>
-double time_per_call_us(cudaStream_t s, int iters, Enqueue&& enqueue) {
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < iters; ++i) enqueue(i);
-    CK(cudaStreamEndCapture(s, &graph));
-    CK(cudaGraphInstantiate(&exec, graph, 0));
-    CK(cudaGraphLaunch(exec, s));
-    CK(cudaStreamSynchronize(s));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<double> t;
-    for (int r = 0; r < 7; ++r) {
-        CK(cudaEventRecord(a, s));
-        CK(cudaGraphLaunch(exec, s));
-        CK(cudaEventRecord(b, s));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1000.0 / iters);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaGraphExecDestroy(exec));
-    CK(cudaGraphDestroy(graph));
-    return t[3];
-}
-
 template <class Kernel, class... Args>
 void launch(Kernel k, int grid, cudaStream_t s, bool pdl, Args... args) {
     cudaLaunchConfig_t cfg{};
@@ -170,15 +139,15 @@ int main() {
         const int64_t half = (in_bytes + out_bytes) / 2;
         printf("cols %lld (T = 1, silu + fp8 g128: %lld bytes; %d blocks of %d)\n", (long long)cols,
                (long long)(in_bytes + out_bytes), grid, kThreads);
-        printf("  %-28s %7.2f us\n", "cudaMemcpyAsync same bytes", time_per_call_us(s, iters, [&](int i) {
+        printf("  %-28s %7.2f us\n", "cudaMemcpyAsync same bytes", time_graph_us(s, iters, [&](int i) {
                    CK(cudaMemcpyAsync(out(i), in(i), half, cudaMemcpyDeviceToDevice, s));
                }));
         for (bool pdl : {false, true}) {
             const char* tag = pdl ? " (PDL)" : "";
             printf("  %-22s%-6s %7.2f us\n", "empty", tag,
-                   time_per_call_us(s, iters, [&](int) { launch(empty_kernel, grid, s, pdl, pdl); }));
+                   time_graph_us(s, iters, [&](int) { launch(empty_kernel, grid, s, pdl, pdl); }));
             const int64_t n16 = half / 16;
-            printf("  %-22s%-6s %7.2f us\n", "touch (copy kernel)", tag, time_per_call_us(s, iters, [&](int i) {
+            printf("  %-22s%-6s %7.2f us\n", "touch (copy kernel)", tag, time_graph_us(s, iters, [&](int i) {
                        launch(touch_kernel, int((n16 + kThreads - 1) / kThreads), s, pdl,
                               reinterpret_cast<const uint4*>(in(i)), reinterpret_cast<uint4*>(out(i)), n16, pdl);
                    }));
@@ -187,20 +156,20 @@ int main() {
                 const int g = int((cols / kOut + kThreads - 1) / kThreads);
                 char name[64];
                 snprintf(name, sizeof name, "silu-g128, %d a thread", kOut);
-                printf("  %-22s%-6s %7.2f us\n", name, tag, time_per_call_us(s, iters, [&](int i) {
+                printf("  %-22s%-6s %7.2f us\n", name, tag, time_graph_us(s, iters, [&](int i) {
                            launch(silu_kernel<kOut>, g, s, pdl, in(i), out(i), sc(i), cols, pdl);
                        }));
             };
             silu_n(std::integral_constant<int, 4>{});
             silu_n(std::integral_constant<int, 8>{});
             silu_n(std::integral_constant<int, 16>{});
-            printf("  %-22s%-6s %7.2f us\n", "silu-g128 fat params", tag, time_per_call_us(s, iters, [&](int i) {
+            printf("  %-22s%-6s %7.2f us\n", "silu-g128 fat params", tag, time_graph_us(s, iters, [&](int i) {
                        Fat f{in(i), out(i), sc(i), cols, {}};
                        launch(silu_fat_kernel, grid, s, pdl, f, pdl);
                    }));
         }
         // The same in L2: one slot, no rotation.
-        printf("  %-28s %7.2f us\n", "silu-g128, in L2", time_per_call_us(s, iters, [&](int) {
+        printf("  %-28s %7.2f us\n", "silu-g128, in L2", time_graph_us(s, iters, [&](int) {
                    launch(silu_kernel<8>, grid, s, false, in(0), out(0), sc(0), cols, false);
                }));
     }

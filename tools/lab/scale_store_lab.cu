@@ -13,13 +13,11 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "lab_timing.h"
 
 constexpr int M = 16384, K = 7168, KS = K / 32;  // scale columns (a multiple of 4: no column padding)
 
@@ -96,25 +94,6 @@ __global__ void copy_kernel(const uint4* in, uint4* out) {
     for (int i = 0; i < VPT; ++i) out[i0 + i] = in[i0 + i];
 }
 
-static double time_us(const std::function<void(int)>& launch, int sets) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    for (int i = 0; i < 2 * sets; ++i) launch(i % sets);
-    std::vector<double> t;
-    for (int r = 0; r < 9; ++r) {
-        CK(cudaEventRecord(a));
-        for (int i = 0; i < 12; ++i) launch(i % sets);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1e3 / 12);
-    }
-    CK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    return t[4];
-}
-
 int main() {
     const int64_t n = int64_t(M) * K;
     constexpr int kSets = 3;  // 3 x (235 MB in + 117 MB out): no call finds its data in L2
@@ -137,11 +116,11 @@ int main() {
         CK(cudaMalloc(&ca[i], half));
         CK(cudaMalloc(&cb[i], half));
     }
-    const double copy = time_us([&](int i) { CK(cudaMemcpyAsync(cb[i], ca[i], half, cudaMemcpyDeviceToDevice)); }, kSets);
-    const double copyk = time_us([&](int i) { copy_kernel<2><<<unsigned(half / 16 / 2 / 256), 256>>>((const uint4*)ca[i], (uint4*)cb[i]); }, kSets);
+    const double copy = time_stream_us([&](int i) { CK(cudaMemcpyAsync(cb[i], ca[i], half, cudaMemcpyDeviceToDevice)); }, kSets);
+    const double copyk = time_stream_us([&](int i) { copy_kernel<2><<<unsigned(half / 16 / 2 / 256), 256>>>((const uint4*)ca[i], (uint4*)cb[i]); }, kSets);
     printf("plain MXFP8 %d x %d, %.1f MB; cudaMemcpyAsync same bytes %.2f us, copy kernel %.2f us\n", M, K, bytes * 1e-6, copy, copyk);
     auto run = [&](const char* name, auto kernel, dim3 grid) {
-        const double us = time_us([&](int i) { kernel<<<grid, 128>>>(in[i], out[i], sc[i]); }, kSets);
+        const double us = time_stream_us([&](int i) { kernel<<<grid, 128>>>(in[i], out[i], sc[i]); }, kSets);
         printf("  %-6s %8.2f us  %6.1f%% of copy\n", name, us, 100.0 * copy / us);
     };
     for (int rep = 0; rep < 2; ++rep) {

@@ -12,10 +12,9 @@
 
 #include "common/activation.h"
 #include "common/quantize.h"
+#include "lab_timing.h"
 
 using namespace fq;
-
-#define CK(x) do { cudaError_t ck_ = (x); if (ck_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(ck_)); exit(1); } } while (0)
 
 // ---- Exact building blocks ---------------------------------------------------------------------
 // exp without branches: both reconstructions computed, one selected (same bits as portable_exp).
@@ -120,24 +119,6 @@ __global__ void markstein_check(unsigned seed, unsigned long long* bad) {
     }
 }
 
-template <class F>
-double time_us(cudaStream_t s, int iters, F&& f) {
-    cudaGraph_t g; cudaGraphExec_t e;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < iters; ++i) f(i);
-    CK(cudaStreamEndCapture(s, &g));
-    CK(cudaGraphInstantiate(&e, g, 0));
-    CK(cudaGraphLaunch(e, s)); CK(cudaStreamSynchronize(s));
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<double> t;
-    for (int r = 0; r < 5; ++r) {
-        cudaEventRecord(a, s); cudaGraphLaunch(e, s); cudaEventRecord(b, s); cudaEventSynchronize(b);
-        float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms * 1000.0 / iters);
-    }
-    std::sort(t.begin(), t.end());
-    return t[2];
-}
-
 int main() {
     unsigned long long* bad; CK(cudaMallocManaged(&bad, 8)); *bad = 0;
     markstein_check<<<4096, 256>>>(12345u, bad); CK(cudaDeviceSynchronize());
@@ -160,11 +141,11 @@ int main() {
             CK(cudaMemcpy(ins[b], host.data(), in_b, cudaMemcpyHostToDevice));
         }
         uint8_t *src, *dst; CK(cudaMalloc(&src, bytes / 2 * nbuf)); CK(cudaMalloc(&dst, bytes / 2 * nbuf));
-        const double copy = time_us(s, iters, [&](int i) { CK(cudaMemcpyAsync(dst + (bytes / 2) * (i % nbuf), src + (bytes / 2) * (i % nbuf), bytes / 2, cudaMemcpyDeviceToDevice, s)); });
+        const double copy = time_graph_us(s, iters, [&](int i) { CK(cudaMemcpyAsync(dst + (bytes / 2) * (i % nbuf), src + (bytes / 2) * (i % nbuf), bytes / 2, cudaMemcpyDeviceToDevice, s)); }, 5);
         printf("T=%d H=%d bytes=%zu copy %.2f us (%.0f GB/s)\n", T, H, bytes, copy, bytes / copy * 1e-3);
         std::vector<uint8_t> ref(out_b), got(out_b);
         auto run = [&](auto kern, dim3 grid, const char* name) {
-            const double us = time_us(s, iters, [&](int i) { kern<<<grid, 128, 0, s>>>(P{ins[i % nbuf], outs[i % nbuf], scs[i % nbuf], T, H}); });
+            const double us = time_graph_us(s, iters, [&](int i) { kern<<<grid, 128, 0, s>>>(P{ins[i % nbuf], outs[i % nbuf], scs[i % nbuf], T, H}); }, 5);
             CK(cudaMemcpy(got.data(), outs[(iters - 1) % nbuf], out_b, cudaMemcpyDeviceToHost));
             size_t diff = 0; for (size_t i = 0; i < out_b; ++i) diff += got[i] != ref[i];
             printf("  %-34s %9.2f us %6.0f GB/s %5.1f%% of copy, bytes != exact: %zu\n", name, us, bytes / us * 1e-3, 100 * copy / us, diff);

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "lab_timing.h"
 
 constexpr int M = 16384, K = 7168;  // outputs [M, K]; gated input [M, 2K] (split halves), plain [M, K]
 
@@ -251,24 +251,7 @@ static double time_us(const std::function<void(int)>& launch, int nsets) {
         CK(cudaDeviceSynchronize());
         return 1.0;
     }
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    for (int i = 0; i < 2 * nsets; ++i) launch(i % nsets);
-    CK(cudaGetLastError());
-    std::vector<double> t;
-    for (int r = 0; r < 7; ++r) {
-        CK(cudaEventRecord(a));
-        for (int i = 0; i < 12; ++i) launch(i % nsets);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1e3 / 12);
-    }
-    CK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a); cudaEventDestroy(b);
-    return t[3];
+    return time_stream_us(launch, nsets);
 }
 
 static int resident(const void* kernel, int tpb) {
