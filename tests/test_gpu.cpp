@@ -31,6 +31,7 @@ struct Case {
     bool ub = false, prob = false, qmax = false, min_scale = false;
     int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
     int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
+    int64_t scale_skew = 0;                    // bytes the scale pointer is offset by (4: not 16-byte aligned)
     // MoE (SPEC §5) and columnwise outputs (SPEC §4): layout, experts, whether CONTIGUOUS slots have counts;
     // the outputs mask, the columnwise block and orientation.
     int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
@@ -42,11 +43,11 @@ struct Case {
         char b[400];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
-                      "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld "
+                      "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld skew=%lld "
                       "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d swiglu=%d",
                       act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
                       apply, in_type, ub,
-                      prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign,
+                      prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign, (long long)scale_skew,
                       moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate), swiglu);
         return b;
     }
@@ -220,7 +221,9 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         const int32_t v = run / 2 - 1, wide_tile_min = run % 2 ? 0 : -1;
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_WIDE_TILE_MIN, &wide_tile_min, 4) == FQ_STATUS_SUCCESS);
-        DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes), d_col(want_col.size()), d_col_scales(col_sbytes);
+        // The scales at c.scale_skew bytes into their buffer: the bytes before them must stay poisoned.
+        DeviceBuffer<uint8_t> d_out(want_out.size()), d_scales(sbytes + size_t(c.scale_skew)), d_col(want_col.size()),
+            d_col_scales(col_sbytes);
         for (auto* b : {&d_out, &d_scales, &d_col, &d_col_scales})  // poison
             CUDA_OK(cudaMemset(b->p, 0xAB, std::max<size_t>(b->n, 1)));
         if (columnwise)
@@ -229,7 +232,7 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         size_t workspace = 0;  // NVFP4 without a global amax reduces it in 4 bytes per expert of workspace
         if (fqGetWorkspaceSize(gpu, dd.d, li.l, lo.l, &workspace) == FQ_STATUS_SUCCESS) REQUIRE(workspace <= 4 * n_experts);
         const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, rowwise ? d_out.p : nullptr,
-                                        sbytes ? d_scales.p : nullptr, sbytes, workspace ? d_workspace.p : nullptr,
+                                        sbytes ? d_scales.p + c.scale_skew : nullptr, sbytes, workspace ? d_workspace.p : nullptr,
                                         workspace, nullptr);
         if (s == FQ_STATUS_NOT_SUPPORTED && v >= 0) {
             ++tally.refused;
@@ -251,7 +254,9 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
             if (got_out[i] != want_out[i] && bad++ == 0) first = i;
         CHECK_MESSAGE(bad == 0, bad, " value bytes differ; first at ", first, ": got ", int(got_out[first]), " want ",
                       int(want_out[first]));
-        CHECK_MESSAGE(got_scales == want_scales, "scale bytes differ");
+        std::vector<uint8_t> want_skewed(size_t(c.scale_skew), 0xAB);
+        want_skewed.insert(want_skewed.end(), want_scales.begin(), want_scales.end());
+        CHECK_MESSAGE(got_scales == want_skewed, "scale bytes differ");
         if (columnwise) {
             const std::vector<uint8_t> got_col = d_col.download(), got_col_scales = d_col_scales.download();
             bad = 0;
@@ -315,6 +320,8 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     // Larger problems: a column tile partly past the row end, the swizzled layout's padding rows after the
     // data blocks, per-tensor dynamic over many blocks, MoE layouts over many rows.
     { Case c; c.rows = 131; c.cols = 2056; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.rows = 131; c.cols = 2056; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.scale_skew = 4;
+      cases.push_back(c); }  // swizzled scales not 16-byte aligned: the plain kernel's byte stores
     { Case c; c.rows = 500; c.cols = 3072; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; c.prob = true; cases.push_back(c); }
     { Case c; c.act = 0; c.gate = 0; c.rows = 301; c.cols = 1032; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
     { Case c; c.rows = 333; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
@@ -373,6 +380,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
                                                             : one({8, 32, 64, 96, 128, 136, 192, 200, 1024, 1032, 2056});
         c.in_pad = one({0, 0, 8, 5});
         c.misalign = one({0, 0, 0, 1});
+        c.scale_skew = one({0, 0, 0, 4});
         const int kind = one({0, 0, 1, 2, 3});  // plain, MoE rowwise, columnwise, MoE + columnwise
         if (kind == 1 || kind == 3) {
             c.moe = one({FQ_MOE_LAYOUT_CONTIGUOUS, FQ_MOE_LAYOUT_MASKED});

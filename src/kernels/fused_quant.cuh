@@ -603,6 +603,49 @@ __device__ __forceinline__ float group_amax(int lanes, float lane_amax) {
 // is a warp shuffle); a lane with valid[0] == 0 (or a row no expert owns) has no outputs. kMx: the
 // microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc), else the fp32-scale
 // schemes; a template parameter so that neither kernel carries the other's registers.
+template <int kChunks>
+__device__ __forceinline__ float lane_amax_of(const int (&valid)[kChunks], const float (&y)[kChunks][8]) {
+    float a = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) a = fmaxf(a, amax8(y[c], valid[c]));
+    return a;
+}
+
+// The microscaling half of a tile (see quantize_activated): the group's block scale byte, which every lane of
+// the group returns (the caller stores it), and the thread's codes, stored.
+template <int kChunks, bool kVec, bool kHwCvt>
+__device__ __forceinline__ uint8_t microscale_tile(const Params& p, int64_t m, const int (&j)[kChunks], const int (&valid)[kChunks],
+                                                   const float (&y)[kChunks][8], int lanes, float s_enc) {
+    float mul;
+    const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(lanes, lane_amax_of(valid, y)), s_enc, mul);
+    float v[kChunks][8];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * mul;
+    uint2 codes[kChunks];
+    encode<kHwCvt>(v, p.quant.out, codes);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+        if (valid[c] > 0) store_codes<kVec>(p, m, j[c], codes[c], valid[c]);
+    return sbyte;
+}
+
+// The fp32-scale half: the group's scale (per-tensor schemes: tensor_scale), which every lane of the group
+// returns (the caller stores it), and the thread's codes, stored.
+template <int kChunks, bool kVec, bool kHwCvt>
+__device__ __forceinline__ float scaled_tile(const Params& p, int64_t m, const int (&j)[kChunks], const int (&valid)[kChunks],
+                                             const float (&y)[kChunks][8], int lanes, float tensor_scale, float scale_bound) {
+    const float lane_amax = lane_amax_of(valid, y);
+    const float s = is_per_tensor(p.scheme) ? tensor_scale : group_scale(group_amax(lanes, lane_amax), scale_bound, p.quant);
+    uint2 codes[kChunks];
+    quantize<kHwCvt>(y, lane_amax, divisor_of(s, p.quant), p.quant, codes);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+        if (valid[c] > 0) store8<kVec>(p.out + m * p.out_ld + j[c], codes[c], valid[c]);
+    return s;
+}
+
 template <int kChunks, bool kVec, bool kHwCvt, bool kMx>
 __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, const int (&j)[kChunks],
                                                    const int (&valid)[kChunks], const float (&y)[kChunks][8], int lanes,
@@ -610,40 +653,18 @@ __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwn
     const bool active = valid[0] > 0;
     const bool leader = (threadIdx.x & (lanes - 1)) == 0 && active;
     const int64_t k = j[0] >> p.group_shift;
-    float lane_amax = 0.0f;
-#pragma unroll
-    for (int c = 0; c < kChunks; ++c) lane_amax = fmaxf(lane_amax, amax8(y[c], valid[c]));
     if constexpr (kMx) {
-        float mul;
-        const uint8_t sbyte = microscale<kHwCvt>(p, group_amax(lanes, lane_amax), tensor_scale, mul);
+        const uint8_t sbyte = microscale_tile<kChunks, kVec, kHwCvt>(p, m, j, valid, y, lanes, tensor_scale);
         if (leader) {
             p.scales[o.block + row_scale_offset(p, o.scale_row, k)] = sbyte;
             zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
-        float v[kChunks][8];
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * mul;
-        uint2 codes[kChunks];
-        encode<kHwCvt>(v, p.quant.out, codes);
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-            if (valid[c] > 0) store_codes<kVec>(p, m, j[c], codes[c], valid[c]);
     } else {
-        float s = tensor_scale;
-        if (!is_per_tensor(p.scheme)) {
-            s = group_scale(group_amax(lanes, lane_amax), scale_bound, p.quant);
-            if (leader) {
-                store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, k), s);
-                zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
-            }
+        const float s = scaled_tile<kChunks, kVec, kHwCvt>(p, m, j, valid, y, lanes, tensor_scale, scale_bound);
+        if (leader && !is_per_tensor(p.scheme)) {
+            store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, k), s);
+            zero_scale_padding(p, p.scales + o.block, o.scale_row, k);
         }
-        uint2 codes[kChunks];
-        quantize<kHwCvt>(y, lane_amax, divisor_of(s, p.quant), p.quant, codes);
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-            if (valid[c] > 0) store8<kVec>(p.out + m * p.out_ld + j[c], codes[c], valid[c]);
     }
 }
 
@@ -794,12 +815,26 @@ inline int plain_block_threads(int64_t cols, bool gated) {
     return gated && warps % 4 != 0 && warps % 2 == 0 ? kThreads / 2 : kThreads;
 }
 
-// The first column of chunk A of this thread: warp w of the block covers 512 outputs, its lanes in groups of
-// 2^pair_shift (= G/16) lanes, each group of lanes G consecutive outputs.
-__device__ __forceinline__ int plain_chunk_a(const Params& p) {
+// The first column of chunk A of this thread, whose warp covers the 512 outputs from warp_first: its lanes in
+// groups of 2^pair_shift (= G/16) lanes, each group of lanes G consecutive outputs (group lane >> pair_shift
+// of the warp's).
+__device__ __forceinline__ int plain_chunk_a(const Params& p, int warp_first) {
     const int lane = int(threadIdx.x) & 31, s = p.pair_shift;
-    const int warp_first = int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512;
     return warp_first + ((lane >> s) << (s + 4)) + ((lane & ((1 << s) - 1)) << 3);
+}
+
+// Chunks A and B of this thread (columns j, valid outputs each) of row m: loaded, then activated.
+template <class S, bool kVec, bool kHwExp>
+__device__ __forceinline__ void plain_outputs(const Params& p, int64_t m, const int (&j)[2], const int (&valid)[2], float (&y)[2][8]) {
+    const uint16_t* row = p.in + m * p.in_ld;
+    Raw8 raw[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+        if (valid[c] > 0) raw[c] = load_raw<S, kVec>(p, row, j[c]);
+    let_consumer_start();
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+        if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], m, y[c]);
 }
 
 // kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
@@ -812,21 +847,83 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
         zero_padding_rows<kMx>(p, b, int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
         return;
     }
-    const int ja = plain_chunk_a(p), jb = ja + (8 << p.pair_shift);
+    const int ja = plain_chunk_a(p, int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512);
+    const int jb = ja + (8 << p.pair_shift);
     const int j[2] = {ja, jb};
     const int valid[2] = {ja < p.cols ? outputs_at<kVec>(p, ja) : 0, jb < p.cols ? outputs_at<kVec>(p, jb) : 0};
-    const uint16_t* row = p.in + b * p.in_ld;
-    Raw8 raw[2];
-#pragma unroll
-    for (int c = 0; c < 2; ++c)
-        if (valid[c] > 0) raw[c] = load_raw<S, kVec>(p, row, j[c]);
-    let_consumer_start();
     float y[2][8];
-#pragma unroll
-    for (int c = 0; c < 2; ++c)
-        if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], b, y[c]);
+    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
     const RowScaleInputs<kMx> in(p, 0);
     quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
+}
+
+// ---- The plain kernel for 128x4-swizzled block scales ------------------------------------------------
+// SWIZZLED_128X4 keeps scale columns 4q .. 4q + 3 of rows m, m + 32, m + 64, m + 96 (m % 128 < 32) in one
+// 16-byte unit. plain_quant's warps run along one row, so a warp's 16 scale bytes went to 4 units, 4 bytes
+// each, and every unit was written by 4 blocks: on the H100 the same instructions and DRAM bytes as
+// row-major scales but 8% more L2 write sectors, and 4-5% more time (docs/perf.md, session 9). Here warp w of
+// block (t, u) runs row m0(u) + 32 w over output columns [t, t + 1) * 512; the 4 warps' scales meet in shared
+// memory and leave as whole units, the layout's padding rows and columns (zeros) among them, so the grid has
+// no padding blocks. Microscaling only (blocks of 16 or 32: 512 outputs are whole units of 4 scale columns);
+// the 16-byte path; a 16-byte aligned scale buffer (launch_group_quant checks).
+template <class S, bool kHwCvt>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzled(const Params p) {
+    wait_for_producer();
+    const int64_t u = block_row<true>();
+    const int64_t m0 = (u >> 5) * 128 + (u & 31);  // the units' first row
+    const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;
+    const int64_t m = m0 + 32 * warp;
+    const int ja = plain_chunk_a(p, int(blockIdx.x) * 512), jb = ja + (8 << s);
+    const int j[2] = {ja, jb};
+    const bool row_ok = m < p.rows;
+    const int valid[2] = {row_ok && ja < p.cols ? 8 : 0, row_ok && jb < p.cols ? 8 : 0};
+    float y[2][8];
+    plain_outputs<S, true, false>(p, m, j, valid, y);
+    const RowScaleInputs<true> in(p, 0);
+    const uint8_t sbyte = microscale_tile<2, true, kHwCvt>(p, m, j, valid, y, 1 << s, in.tensor_scale);
+    __shared__ __align__(16) uint8_t units[8][16];  // [k / 4][4 w + k % 4], k the block's scale column
+    const int k = lane >> s;
+    if ((lane & ((1 << s) - 1)) == 0) units[k >> 2][4 * warp + (k & 3)] = valid[0] > 0 ? sbyte : 0;
+    __syncthreads();
+    const int quads = (512 >> p.group_shift) / 4;  // 4 (blocks of 32) or 8 (NVFP4's 16)
+    const int64_t k4 = int64_t(blockIdx.x) * (512 >> p.group_shift) + 4 * int(threadIdx.x);
+    if (int(threadIdx.x) < quads && k4 < p.scale_cols_padded)
+        *reinterpret_cast<uint4*>(p.scales + row_scale_offset(p, m0, k4)) = *reinterpret_cast<const uint4*>(units[threadIdx.x]);
+}
+
+// ---- The plain kernel for column-major scales ----------------------------------------------------------
+// COL_MAJOR and COL_MAJOR_TMA keep the fp32 scales of 8 consecutive rows of a group column in one 32-byte
+// sector. plain_quant's block (one row) writes one float of each of its groups' sectors, so each sector is
+// filled by 8 blocks; at 16384 x 18432 (144 group columns 64 KB apart) column-major scales measured 550 us
+// against 502 us row-major on the H100 (docs/perf.md, sessions 7-8), and the same at 16384 x 7168 (56
+// columns) or 4096 x 18432: partial sectors leave L2 before their rows fill them. Here warp w of block (t, u)
+// runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
+// group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
+// path (launch_group_quant).
+constexpr int kColumnRunThreads = 256;
+
+template <class S, bool kHwCvt>
+__global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks / 2) plain_quant_column_runs(const Params p) {
+    wait_for_producer();
+    const int64_t m0 = block_row<true>() * 8;
+    const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;
+    const int64_t m = m0 + warp;
+    const int ja = plain_chunk_a(p, int(blockIdx.x) * 512), jb = ja + (8 << s);
+    const int j[2] = {ja, jb};
+    const bool row_ok = m < p.rows;
+    const int valid[2] = {row_ok && ja < p.cols ? 8 : 0, row_ok && jb < p.cols ? 8 : 0};
+    float y[2][8];
+    plain_outputs<S, true, false>(p, m, j, valid, y);
+    const RowScaleInputs<false> in(p, 0);
+    const float sc = scaled_tile<2, true, kHwCvt>(p, m, j, valid, y, 1 << s, in.tensor_scale, in.bound);
+    __shared__ float runs[16][8];  // [k][w], k the block's group column (512 / G of them: 4, 8 or 16)
+    const int k = lane >> s;
+    if ((lane & ((1 << s) - 1)) == 0) runs[k][warp] = valid[0] > 0 ? sc : 0.0f;
+    __syncthreads();
+    const int groups = 512 >> p.group_shift, kk = int(threadIdx.x) >> 3, r = int(threadIdx.x) & 7;
+    const int64_t kg = int64_t(blockIdx.x) * groups + kk;
+    if (kk < groups && kg < p.sg.cols && m0 + r < p.sg.padded_rows)
+        store_scale(p.sg, p.scales + row_scale_offset(p, m0 + r, kg), runs[kk][r]);
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
@@ -969,6 +1066,18 @@ template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, boo
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
+        // Scale layouts whose runs span rows: blocks over several rows (the kernels above).
+        const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
+        const ScaleLayout layout = p.sg.layout;
+        if constexpr (kMx && kVec && !kHwExp) {
+            if (layout == ScaleLayout::Swizzled128x4 && p.scale_blocks == 1 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
+                return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
+        }
+        if constexpr (!kMx && kVec && !kHwExp) {
+            if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup && p.scale_blocks == 1)
+                return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(8)), tiles512),
+                              dim3(kColumnRunThreads), a, kPdl, p);
+        }
         const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
         return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
                       dim3(threads), a, kPdl, p);
