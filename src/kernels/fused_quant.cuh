@@ -900,12 +900,17 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
 // path (launch_group_quant).
-constexpr int kColumnRunThreads = 256;
+// 8 rows: whole sectors. With 4 (half sectors, two blocks a sector) 16384 x 18432 measured 553 us again; with 8,
+// 504 us, but 0.5-1.2% slower than row-major at 4096 rows (docs/perf.md, session 10).
+#ifndef FQ_COLUMN_RUN_ROWS  // a build option only for measuring: 4 or 8
+#define FQ_COLUMN_RUN_ROWS 8
+#endif
+constexpr int kColumnRunRows = FQ_COLUMN_RUN_ROWS, kColumnRunThreads = 32 * kColumnRunRows;
 
 template <class S, bool kHwCvt>
-__global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks / 2) plain_quant_column_runs(const Params p) {
+__global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColumnRunRows) plain_quant_column_runs(const Params p) {
     wait_for_producer();
-    const int64_t m0 = block_row<true>() * 8;
+    const int64_t m0 = block_row<true>() * kColumnRunRows;
     const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;
     const int64_t m = m0 + warp;
     const int ja = plain_chunk_a(p, int(blockIdx.x) * 512), jb = ja + (8 << s);
@@ -916,11 +921,11 @@ __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks / 2) plain_
     plain_outputs<S, true, false>(p, m, j, valid, y);
     const RowScaleInputs<false> in(p, 0);
     const float sc = scaled_tile<2, true, kHwCvt>(p, m, j, valid, y, 1 << s, in.tensor_scale, in.bound);
-    __shared__ float runs[16][8];  // [k][w], k the block's group column (512 / G of them: 4, 8 or 16)
+    __shared__ float runs[16][kColumnRunRows];  // [k][w], k the block's group column (512 / G of them: 4, 8 or 16)
     const int k = lane >> s;
     if ((lane & ((1 << s) - 1)) == 0) runs[k][warp] = valid[0] > 0 ? sc : 0.0f;
     __syncthreads();
-    const int groups = 512 >> p.group_shift, kk = int(threadIdx.x) >> 3, r = int(threadIdx.x) & 7;
+    const int groups = 512 >> p.group_shift, kk = int(threadIdx.x) / kColumnRunRows, r = int(threadIdx.x) % kColumnRunRows;
     const int64_t kg = int64_t(blockIdx.x) * groups + kk;
     if (kk < groups && kg < p.sg.cols && m0 + r < p.sg.padded_rows)
         store_scale(p.sg, p.scales + row_scale_offset(p, m0 + r, kg), runs[kk][r]);
@@ -1075,7 +1080,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         }
         if constexpr (!kMx && kVec && !kHwExp) {
             if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup && p.scale_blocks == 1)
-                return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(8)), tiles512),
+                return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
         const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
