@@ -215,10 +215,11 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
 
     int32_t n = 0;
     REQUIRE(fqGetVariantCount(gpu, &n) == FQ_STATUS_SUCCESS);
-    // Every variant (-1: the dispatcher's own choice), each with the tile rule that picks 8 or 16 outputs a
-    // thread for plain problems at its default (these small problems: 8) and at 0 (always 16).
-    for (int32_t run = 0; run < 2 * (n + 1); ++run) {
-        const int32_t v = run / 2 - 1, wide_tile_min = run % 2 ? 0 : -1;
+    // Every variant (-1: the dispatcher's own choice), each with the tile rules that pick 8 or 16 outputs a
+    // thread for plain problems: the default (these small problems: 8), 1 (16) and 0 (16, and the column-major
+    // scales' 8-row kernel, which the default keeps for scale buffers past 6 MB).
+    for (int32_t run = 0; run < 3 * (n + 1); ++run) {
+        const int32_t v = run / 3 - 1, wide_tile_min = run % 3 - 1;
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
         REQUIRE(fqHandleSetAttribute(gpu, FQ_HANDLE_WIDE_TILE_MIN, &wide_tile_min, 4) == FQ_STATUS_SUCCESS);
         // The scales at c.scale_skew bytes into their buffer: the bytes before them must stay poisoned.

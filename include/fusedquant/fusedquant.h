@@ -237,7 +237,9 @@ enum fqHandleAttribute {
                                      FP32 intermediates, no MoE layout and no routing probability run 16
                                      outputs a thread (the faster kernel once the GPU is full) where they
                                      have at least this many tiles of 2048 outputs, else 8 outputs a thread
-                                     (half the latency for small batches); 0: always 16. For tuning and tests */
+                                     (half the latency for small batches); 0: always 16, and COL_MAJOR(_TMA)
+                                     per-group scales always through the kernel that stores whole 8-row
+                                     runs (otherwise only for scale buffers past 6 MB). For tuning and tests */
 };
 FQ_API fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t sizeInBytes);
 FQ_API fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t sizeInBytes,

@@ -900,12 +900,16 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
 // path (launch_group_quant).
-// 8 rows: whole sectors. With 4 (half sectors, two blocks a sector) 16384 x 18432 measured 553 us again; with 8,
-// 504 us, but 0.5-1.2% slower than row-major at 4096 rows (docs/perf.md, session 10).
+// 8 rows: whole sectors. With 4 (half sectors, two blocks a sector) 16384 x 18432 measured 553 us again. With
+// 8, 504-515 us, but 1-3% slower than plain_quant where plain_quant had no trouble (every other shape of issue
+// 3's table; docs/perf.md, session 10), so launch_group_quant takes this kernel only for scale buffers past
+// kColumnRunMinBytes: 16384 x 18432 has 9.4 MB of scales, the largest shape that measured well with
+// plain_quant (16384 x 7168) 3.7 MB.
 #ifndef FQ_COLUMN_RUN_ROWS  // a build option only for measuring: 4 or 8
 #define FQ_COLUMN_RUN_ROWS 8
 #endif
 constexpr int kColumnRunRows = FQ_COLUMN_RUN_ROWS, kColumnRunThreads = 32 * kColumnRunRows;
+constexpr int64_t kColumnRunMinBytes = int64_t(6) << 20;
 
 template <class S, bool kHwCvt>
 __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColumnRunRows) plain_quant_column_runs(const Params p) {
@@ -1079,7 +1083,8 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
                 return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
         }
         if constexpr (!kMx && kVec && !kHwExp) {
-            if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup && p.scale_blocks == 1)
+            if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
+                p.scale_blocks == 1 && (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
