@@ -895,8 +895,9 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // COL_MAJOR and COL_MAJOR_TMA keep the fp32 scales of 8 consecutive rows of a group column in one 32-byte
 // sector. plain_quant's block (one row) writes one float of each of its groups' sectors, so each sector is
 // filled by 8 blocks; at 16384 x 18432 (144 group columns 64 KB apart) column-major scales measured 550 us
-// against 502 us row-major on the H100 (docs/perf.md, sessions 7-8), and the same at 16384 x 7168 (56
-// columns) or 4096 x 18432: partial sectors leave L2 before their rows fill them. Here warp w of block (t, u)
+// against 502 us row-major on the H100 (docs/perf.md, sessions 7-8), while 16384 x 7168 (56 columns) and
+// 4096 x 18432 (16 KB apart) measured equal. The likely cause, which the measurements below fit but do not
+// prove: partial sectors leaving L2 before all their rows are written. Here warp w of block (t, u)
 // runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
 // path (launch_group_quant).
