@@ -837,6 +837,17 @@ __device__ __forceinline__ void plain_outputs(const Params& p, int64_t m, const 
         if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], m, y[c]);
 }
 
+// The kernels whose blocks span rows (below): this warp's 512 outputs of row m from column tile blockIdx.x,
+// chunks A and B of this thread (none past the rows or the row's end; the 16-byte path), loaded and activated.
+template <class S>
+__device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int (&j)[2], int (&valid)[2], float (&y)[2][8]) {
+    j[0] = plain_chunk_a(p, int(blockIdx.x) * 512);
+    j[1] = j[0] + (8 << p.pair_shift);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) valid[c] = m < p.rows && j[c] < p.cols ? 8 : 0;
+    plain_outputs<S, true, false>(p, m, j, valid, y);
+}
+
 // kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
 template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
@@ -873,12 +884,9 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
     const int64_t m0 = (u >> 5) * 128 + (u & 31);  // the units' first row
     const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;
     const int64_t m = m0 + 32 * warp;
-    const int ja = plain_chunk_a(p, int(blockIdx.x) * 512), jb = ja + (8 << s);
-    const int j[2] = {ja, jb};
-    const bool row_ok = m < p.rows;
-    const int valid[2] = {row_ok && ja < p.cols ? 8 : 0, row_ok && jb < p.cols ? 8 : 0};
+    int j[2], valid[2];
     float y[2][8];
-    plain_outputs<S, true, false>(p, m, j, valid, y);
+    row_warp_outputs<S>(p, m, j, valid, y);
     const RowScaleInputs<true> in(p, 0);
     const uint8_t sbyte = microscale_tile<2, true, kHwCvt>(p, m, j, valid, y, 1 << s, in.tensor_scale);
     __shared__ __align__(16) uint8_t units[8][16];  // [k / 4][4 w + k % 4], k the block's scale column
@@ -918,12 +926,9 @@ __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColu
     const int64_t m0 = block_row<true>() * kColumnRunRows;
     const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;
     const int64_t m = m0 + warp;
-    const int ja = plain_chunk_a(p, int(blockIdx.x) * 512), jb = ja + (8 << s);
-    const int j[2] = {ja, jb};
-    const bool row_ok = m < p.rows;
-    const int valid[2] = {row_ok && ja < p.cols ? 8 : 0, row_ok && jb < p.cols ? 8 : 0};
+    int j[2], valid[2];
     float y[2][8];
-    plain_outputs<S, true, false>(p, m, j, valid, y);
+    row_warp_outputs<S>(p, m, j, valid, y);
     const RowScaleInputs<false> in(p, 0);
     const float sc = scaled_tile<2, true, kHwCvt>(p, m, j, valid, y, 1 << s, in.tensor_scale, in.bound);
     __shared__ float runs[16][kColumnRunRows];  // [k][w], k the block's group column (512 / G of them: 4, 8 or 16)
@@ -1076,16 +1081,17 @@ template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, boo
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
-        // Scale layouts whose runs span rows: blocks over several rows (the kernels above).
+        // Scale layouts whose runs span rows: blocks over several rows (the kernels above; a plain problem has no
+        // MoE layout, so one scale block).
         const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
         const ScaleLayout layout = p.sg.layout;
         if constexpr (kMx && kVec && !kHwExp) {
-            if (layout == ScaleLayout::Swizzled128x4 && p.scale_blocks == 1 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
+            if (layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
                 return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
         }
         if constexpr (!kMx && kVec && !kHwExp) {
             if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
-                p.scale_blocks == 1 && (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
+                (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
