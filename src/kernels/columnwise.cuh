@@ -1,14 +1,18 @@
 // Skeleton 4: the columnwise output (SPEC §4, docs/moe.md), and the rowwise one in the same pass.
 //
-// A block owns a tile of Bc rows (the columnwise block: 16, 32 or 128) x 128 output columns:
-//   1. 16 lanes x 8 outputs cover one row of the tile; 16 rows per pass. Each lane activates its 8 outputs
-//      once, quantizes them rowwise right there when the rowwise output is asked for (a rowwise group of at
-//      most 128 never leaves the tile), and parks y in shared memory.
-//   2. Two threads per column reduce the column's amax over the tile's valid rows, derive its scale, and
-//      encode 8 rows at a time (the same quantize8 / encode8 as the row kernels) into a code tile.
-//   3. The block stores the code tile: [M, H] rows, or [H, M] columns when transposed, 16 bytes at a time
-//      where the destination allows, bytes of rows no expert owns left untouched.
-// Reading the input once for both outputs is the point: the bytes equal two separate calls.
+// A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
+// x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
+// 16-31 the next 8). A thread keeps its 64 activated outputs in registers from the load to the store:
+//   1. The 8 rows' inputs are loaded at once (the whole tile in flight), activated, and quantized rowwise
+//      right there when the rowwise output is asked for: a rowwise group (at most 128 outputs) spans 16
+//      lanes of one row, reduced with warp shuffles as in the row kernels.
+//   2. Column amax: over a thread's 8 rows, then the other half-warp's 8 (a shuffle), then the warps of one
+//      columnwise block (16, 32 or 128 rows: 1, 2 or 8 warps) through 4 KB of shared memory.
+//   3. A column's 8 values of a thread share a divisor: encoded as one chunk, they are 8 consecutive bytes
+//      of a transposed [H, M] output row; for [M, H] an 8 x 8 transpose in registers makes row chunks.
+// The previous kernel parked fp32 y in shared memory (84 KB for 128-row blocks) and encoded from there:
+// 30-45% of the copy's bandwidth (docs/perf.md). Reading the input once for both outputs is the point:
+// the bytes equal two separate calls.
 #pragma once
 
 #include "fused_quant.cuh"
@@ -16,16 +20,10 @@
 namespace fq::cuda {
 
 constexpr int kColThreads = 256;
-constexpr int kColTileCols = 128;                     // 16 lanes x 8 outputs
-constexpr int kColRowsPerPass = kColThreads / 16;     // rows of phase 1 per pass
-constexpr int kColMaxBlock = 128;                     // the largest columnwise block
-constexpr int kYStride = kColTileCols + 4;            // floats per parked row (16-byte aligned rows)
-
-// Dynamic shared memory of one block: parked y, then the code tile.
-inline size_t columnwise_smem_bytes(int block, bool transpose) {
-    const size_t codes = transpose ? size_t(kColTileCols) * size_t(block + 4) : size_t(block) * (kColTileCols + 4);
-    return size_t(block) * kYStride * sizeof(float) + codes;
-}
+constexpr int kColWarps = kColThreads / 32;
+constexpr int kColTileRows = 128;  // a multiple of every columnwise block (16, 32, 128)
+constexpr int kColTileCols = 128;  // 16 lanes x 8 outputs
+constexpr int kColThreadRows = 8;  // rows a thread holds
 
 // The rows of the 2-D layout whose columnwise blocks count from their first row: each MASKED expert's
 // max_m rows, else all rows.
@@ -33,167 +31,231 @@ __device__ __forceinline__ int64_t run_rows_of(const Params& p) {
     return p.moe == MoeLayout::Masked ? p.expert_rows : p.rows;
 }
 
-// Up to 16 bytes of the code tile to global memory: one 16-byte store where the destination is aligned
-// and every byte is to be written, else byte by byte, skipping bytes whose `keep` bit is clear.
-__device__ __forceinline__ void store_chunk(uint8_t* dst, const uint8_t (&bytes)[16], int n, unsigned keep) {
-    const unsigned all = (1u << n) - 1;  // n <= 16
-    if (n == 16 && (keep & all) == all && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-        uint4 w;
-        memcpy(&w, bytes, 16);
-        *reinterpret_cast<uint4*>(dst) = w;
-        return;
+// An 8 x 8 matrix of bytes (fp8 codes) or nibbles (FP4 codes) transposed in registers: row r in m[r] (the
+// element of column c at byte c, or nibble c, of the little-endian word), column c in the result's m[c].
+// Three stages of exchanges between rows r and r + 4, r + 2, r + 1 (each swapping the off-diagonal halves
+// of 2 x 2 blocks of sub-blocks); byte permutes where the elements are whole bytes.
+__device__ __forceinline__ void transpose8x8_bytes(uint2 (&m)[8]) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {  // 4 x 4 blocks: the words themselves
+        const uint32_t t = m[r].y;
+        m[r].y = m[r + 4].x;
+        m[r + 4].x = t;
     }
-    for (int i = 0; i < n; ++i)
-        if (keep >> i & 1) dst[i] = bytes[i];
+#pragma unroll
+    for (int r : {0, 1, 4, 5}) {  // 2 x 2 blocks of bytes: 16-bit halves
+        const uint2 a = m[r], b = m[r + 2];
+        m[r] = make_uint2(__byte_perm(a.x, b.x, 0x5410), __byte_perm(a.y, b.y, 0x5410));
+        m[r + 2] = make_uint2(__byte_perm(a.x, b.x, 0x7632), __byte_perm(a.y, b.y, 0x7632));
+    }
+#pragma unroll
+    for (int r : {0, 2, 4, 6}) {  // single bytes
+        const uint2 a = m[r], b = m[r + 1];
+        m[r] = make_uint2(__byte_perm(a.x, b.x, 0x6240), __byte_perm(a.y, b.y, 0x6240));
+        m[r + 1] = make_uint2(__byte_perm(a.x, b.x, 0x7351), __byte_perm(a.y, b.y, 0x7351));
+    }
+}
+
+__device__ __forceinline__ void transpose8x8_nibbles(uint2 (&m)[8]) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {  // 4 x 4 blocks: 16-bit halves
+        const uint32_t a = m[r].x, b = m[r + 4].x;
+        m[r].x = __byte_perm(a, b, 0x5410);
+        m[r + 4].x = __byte_perm(a, b, 0x7632);
+    }
+#pragma unroll
+    for (int r : {0, 1, 4, 5}) {  // 2 x 2 blocks: bytes
+        const uint32_t a = m[r].x, b = m[r + 2].x;
+        m[r].x = __byte_perm(a, b, 0x6240);
+        m[r + 2].x = __byte_perm(a, b, 0x7351);
+    }
+#pragma unroll
+    for (int r : {0, 2, 4, 6}) {  // single nibbles
+        const uint32_t a = m[r].x, b = m[r + 1].x;
+        m[r].x = (a & 0x0F0F0F0Fu) | ((b << 4) & 0xF0F0F0F0u);
+        m[r + 1].x = ((a >> 4) & 0x0F0F0F0Fu) | (b & 0xF0F0F0F0u);
+    }
+}
+
+// Up to 8 code bytes (FP4: 4 bytes of nibble pairs; `w` as encode packs them) to dst: one store where the
+// destination is aligned and every byte is written, else the bytes whose `keep` bit is set.
+__device__ __forceinline__ void store_code_bytes(uint8_t* dst, uint2 w, int n, unsigned keep) {
+    const unsigned all = (1u << n) - 1;
+    const bool whole = (keep & all) == all;
+    if (n == 8 && whole && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+        *reinterpret_cast<uint2*>(dst) = w;
+    } else if (n == 4 && whole && (reinterpret_cast<uintptr_t>(dst) & 3) == 0) {
+        *reinterpret_cast<uint32_t*>(dst) = w.x;
+    } else {
+        uint8_t b[8];
+        memcpy(b, &w, 8);
+        for (int i = 0; i < n; ++i)
+            if (keep >> i & 1) dst[i] = b[i];
+    }
 }
 
 template <class S, bool kVec, bool kHwCvt>
-__global__ void __launch_bounds__(kColThreads) columnwise_quant(const Params p, int64_t blocks_per_run) {
-    extern __shared__ float4 smem_float4[];
-    float* parked = reinterpret_cast<float*>(smem_float4);  // [Bc][kYStride]
-    const int bc = p.col_block;
-    uint8_t* codes = reinterpret_cast<uint8_t*>(parked + bc * kYStride);
-    const int code_ld = p.col_transpose ? bc + 4 : kColTileCols + 4;  // codes[h][row] or codes[row][h]
-    __shared__ int row_expert[kColMaxBlock];                      // -1: row not owned (or past the run)
-    __shared__ float half_amax[2][kColTileCols];
+__global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params p, int64_t tiles_per_run) {
+    __shared__ int row_expert[kColTileRows];             // -1: row not owned (or past the run)
+    __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
 
     wait_for_producer();
-    const int64_t run = int64_t(blockIdx.x) / blocks_per_run, b = int64_t(blockIdx.x) % blocks_per_run;
-    const int64_t run_rows = run_rows_of(p), run_first = run * run_rows, r0 = run_first + b * bc;
-    const int tile_rows = int(min(int64_t(bc), run_first + run_rows - r0));
-    const int h0 = int(blockIdx.y) * kColTileCols;
-    if (p.moe == MoeLayout::Masked && b * bc >= masked_rows(p.moe_counts, run, p.expert_rows).count) {
+    const int64_t run = int64_t(blockIdx.x) / tiles_per_run, tile = int64_t(blockIdx.x) % tiles_per_run;
+    const int64_t run_rows = run_rows_of(p), run_first = run * run_rows, r0 = run_first + tile * kColTileRows;
+    const int tile_rows = int(min(int64_t(kColTileRows), run_first + run_rows - r0));
+    if (p.moe == MoeLayout::Masked && tile * kColTileRows >= masked_rows(p.moe_counts, run, p.expert_rows).count) {
         let_consumer_start();  // wholly past the expert's count: nothing to read or write
         return;
     }
+    if (threadIdx.x < kColTileRows)
+        row_expert[threadIdx.x] = int(threadIdx.x) < tile_rows ? row_owner(p, r0 + threadIdx.x).expert : -1;
+    __syncthreads();
 
-    // 1. Activate (and quantize rowwise), park y.
-    const int lane16 = int(threadIdx.x) % 16;
-    const int j0 = h0 + lane16 * 8;
+    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, lane16 = lane % 16;
+    const int rr0 = warp * 16 + (lane / 16) * kColThreadRows;  // the thread's first row in the tile
+    const int h0 = int(blockIdx.y) * kColTileCols, j0 = h0 + lane16 * 8;
     const bool col_ok = j0 < p.cols;
     const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
-    const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
-    const float bound = upper_bound(p);
-    for (int rr = int(threadIdx.x) / 16; rr < bc; rr += kColRowsPerPass) {  // the same trip count in every lane
-        const int64_t m = r0 + rr;
-        const RowOwner o = rr < tile_rows ? row_owner(p, m) : RowOwner{-1, 0, 0};
-        const bool active = col_ok && o.expert >= 0;
-        float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (active) activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
-        if (lane16 == 0) row_expert[rr] = o.expert;
-        if (row_groups) {
-            const float t = tensor_scale_of(p, o.expert < 0 ? 0 : o.expert);
-            if (is_microscaling(p.scheme)) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, active ? valid : 0, y, t, bound);
-            else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, active ? valid : 0, y, t, bound);
-        }
-        float4* dst = reinterpret_cast<float4*>(parked + rr * kYStride + lane16 * 8);
-        dst[0] = make_float4(y[0], y[1], y[2], y[3]);
-        dst[1] = make_float4(y[4], y[5], y[6], y[7]);
-    }
+
+    // 1. Activate and quantize rowwise, two rows at a time with the next two rows' loads in flight. The loop
+    // stays rolled (unrolled, the activation and rowwise code eight times over made the kernel 6x larger and
+    // its compile time 7x longer); the rows it parks in local memory (L1) come back as registers in step 2.
+    unsigned active = 0;  // bit i: row rr0 + i is owned and the thread's columns exist
+#pragma unroll
+    for (int i = 0; i < kColThreadRows; ++i) active |= unsigned(col_ok && row_expert[rr0 + i] >= 0) << i;
+    Raw8 cur[2], next[2];
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+        if (active >> t & 1) cur[t] = load_raw<S, kVec>(p, r0 + rr0 + t, j0);
     let_consumer_start();
-    __syncthreads();
-
-    // 2. Column amax over the valid rows (two halves of Bc/2 rows per column), scale, codes.
-    int block_expert = -1;  // the expert of the tile's first valid row: its tensor scalars (NVFP4 S_enc)
-    for (int rr = 0; rr < tile_rows && block_expert < 0; ++rr) block_expert = row_expert[rr];
-    if (block_expert < 0) return;  // no valid row: neither data nor scale of this block is written
-    const int hl = int(threadIdx.x) % kColTileCols, half = int(threadIdx.x) / kColTileCols;
-    const int64_t h = h0 + hl;
-    const int half_rows = bc / 2, first_row = half * half_rows;
-    float a = 0.0f;
-    for (int rr = first_row; rr < first_row + half_rows; ++rr)
-        if (row_expert[rr] >= 0) a = fmaxf(a, fabsf(parked[rr * kYStride + hl]));
-    half_amax[half][hl] = a;
-    __syncthreads();
-    a = fmaxf(half_amax[0][hl], half_amax[1][hl]);  // fmaxf of amaxes: exact, in any order
-
     const bool mx = is_microscaling(p.scheme), per_tensor = is_per_tensor(p.scheme);
-    uint8_t* scale_block = p.col_scales + run * p.col_sg.bytes;
-    float s = 0.0f, mul = 1.0f;
-    if (mx) {
-        const uint8_t sbyte = microscale<kHwCvt>(p, a, tensor_scale_of(p, block_expert), mul);
-        if (h < p.cols && half == 0) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
-    } else if (!per_tensor) {
-        s = group_scale(a, bound, p.quant);
-        if (h < p.cols && half == 0) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
-    }
-    const Divisor d = divisor_of(s, p.quant);
-    for (int i0 = first_row; i0 < first_row + half_rows; i0 += 8) {
-        float v[8];
+    const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
+    const float row_bound = upper_bound(p);
+    float parked[kColThreadRows][8];
+#pragma unroll 1
+    for (int i = 0; i < kColThreadRows; i += 2) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) v[i] = parked[(i0 + i) * kYStride + hl];
-        uint8_t c[8];
-        if (per_tensor) {  // no block: each element with its own row's tensor scale
+        for (int t = 0; t < 2; ++t)
+            if (i + 2 < kColThreadRows && (active >> (i + 2 + t) & 1)) next[t] = load_raw<S, kVec>(p, r0 + rr0 + i + 2 + t, j0);
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const float t = tensor_scale_of(p, max(row_expert[i0 + i], 0));
-                c[i] = quantize_value(v[i], t, 1.0f / t, p.quant);
+        for (int t = 0; t < 2; ++t) {
+            const int64_t m = r0 + rr0 + i + t;
+            float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // adds nothing to a column amax; its codes are not stored
+            if (active >> (i + t) & 1) activate8<S>(p, cur[t], m, y);
+            if (row_groups) {
+                const int e = row_expert[rr0 + i + t];
+                const RowOwner o = e >= 0 ? owned_by(p, e, m) : RowOwner{-1, 0, 0};
+                const int n = active >> (i + t) & 1 ? valid : 0;
+                const float s = tensor_scale_of(p, max(e, 0));
+                if (mx) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, n, y, s, row_bound);
+                else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, n, y, s, row_bound);
             }
-        } else {
-            uint2 w;
+#pragma unroll
+            for (int c = 0; c < 8; ++c) parked[i + t][c] = y[c];
+            cur[t] = next[t];
+        }
+    }
+    // 2. Column amax over the columnwise block's rows (y = 0 in rows not owned). Rolled loops over the parked
+    // rows and columns from here on too: the encoding is large, and the loads are L1 hits.
+    const int bc = p.col_block, block_warps = bc / 16;
+    float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 1
+    for (int i = 0; i < kColThreadRows; ++i)
+#pragma unroll
+        for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(parked[i][c]));
+#pragma unroll
+    for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], __shfl_xor_sync(0xFFFFFFFFu, amax[c], 16));  // fmaxf: exact in any order
+    if (block_warps > 1) {  // (block-uniform)
+        if (lane < 16) {
+            warp_amax[warp][2 * lane16] = make_float4(amax[0], amax[1], amax[2], amax[3]);
+            warp_amax[warp][2 * lane16 + 1] = make_float4(amax[4], amax[5], amax[6], amax[7]);
+        }
+        __syncthreads();
+        const int w0 = warp / block_warps * block_warps;
+        for (int w = w0; w < w0 + block_warps; ++w) {
+            const float4 a = warp_amax[w][2 * lane16], b = warp_amax[w][2 * lane16 + 1];
+            amax[0] = fmaxf(amax[0], a.x), amax[1] = fmaxf(amax[1], a.y), amax[2] = fmaxf(amax[2], a.z);
+            amax[3] = fmaxf(amax[3], a.w), amax[4] = fmaxf(amax[4], b.x), amax[5] = fmaxf(amax[5], b.y);
+            amax[6] = fmaxf(amax[6], b.z), amax[7] = fmaxf(amax[7], b.w);
+        }
+    }
+    // The block's first valid row: its expert's tensor scalars (NVFP4 S_enc). No valid row: neither data nor
+    // scale of the block is written.
+    const int block_first = warp / block_warps * bc;
+    int block_expert = -1;
+    for (int rr = block_first; rr < block_first + bc && rr < tile_rows && block_expert < 0; ++rr) block_expert = row_expert[rr];
+    if (block_expert < 0 || !col_ok) return;
+
+    // The block's scales (one thread per column and block stores them) and the 8 x 8 codes: a chunk per
+    // column (block scales) or per row (per-tensor scales).
+    const int64_t b = (r0 - run_first + block_first) / bc;
+    uint8_t* scale_block = p.col_scales + run * p.col_sg.bytes;
+    const bool scale_writer = lane < 16 && warp % block_warps == 0;
+    uint2 codes[8];
+    if (per_tensor) {  // no blocks: each row with its own expert's tensor scale
+#pragma unroll 1
+        for (int i = 0; i < kColThreadRows; ++i) {
+            const float t = tensor_scale_of(p, max(row_expert[rr0 + i], 0));
+            codes[i] = quantize8<kHwCvt>(parked[i], amax8(parked[i], 8), divisor_of(t, p.quant), p.quant);
+        }
+    } else {
+        const float s_enc = mx ? tensor_scale_of(p, block_expert) : 0.0f;
+        const float bound = mx ? 0.0f : upper_bound(p);
+#pragma unroll 1
+        for (int c = 0; c < 8; ++c) {
+            float v[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = parked[i][c];
+            const int64_t h = j0 + c;
             if (mx) {
+                float mul;
+                const uint8_t sbyte = microscale<kHwCvt>(p, amax[c], s_enc, mul);
+                if (scale_writer && c < valid) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
 #pragma unroll
                 for (int i = 0; i < 8; ++i) v[i] *= mul;
-                w = encode8<kHwCvt>(v, p.quant.out);
+                codes[c] = encode8<kHwCvt>(v, p.quant.out);
             } else {
-                w = quantize8<kHwCvt>(v, a, d, p.quant);
+                const float s = group_scale(amax[c], bound, p.quant);
+                if (scale_writer && c < valid) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
+                codes[c] = quantize8<kHwCvt>(v, amax[c], divisor_of(s, p.quant), p.quant);
             }
-            const bool fp4 = p.quant.out == DType::E2M1;  // encode8 packs nibbles; one code per byte here
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                c[i] = fp4 ? uint8_t(w.x >> (4 * i) & 0xF) : uint8_t((i < 4 ? w.x : w.y) >> (8 * (i % 4)));
-        }
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int rr = i0 + i;
-            codes[p.col_transpose ? hl * code_ld + rr : rr * code_ld + hl] = c[i];
         }
     }
-    __syncthreads();
 
-    // 3. Store the code tile.
+    // 3. Store: transposed, a column's 8 rows; else a row's 8 columns. `codes` holds rows (per-tensor) or
+    // columns (block scales); one transpose where that is not the output's orientation.
     const bool fp4 = p.quant.out == DType::E2M1;
-    const int tile_cols = int(min(int64_t(kColTileCols), int64_t(p.cols) - h0));
-    if (!p.col_transpose) {  // [M, H]: row rr's tile_cols codes (FP4: pairs of columns in a byte)
-        const int row_bytes = fp4 ? tile_cols / 2 : tile_cols, chunks = (row_bytes + 15) / 16;
+    if (per_tensor == p.col_transpose) {
+        if (fp4) transpose8x8_nibbles(codes);
+        else transpose8x8_bytes(codes);
+    }
+    const unsigned rows_kept = active;  // (col_ok holds here)
+    if (!p.col_transpose) {  // [M, H]: row i's `valid` codes (FP4: nibble pairs)
         const int64_t ld = fp4 ? p.out_ld / 2 : p.out_ld;
-        for (int item = int(threadIdx.x); item < tile_rows * chunks; item += kColThreads) {
-            const int rr = item / chunks, c0 = (item % chunks) * 16;
-            if (row_expert[rr] < 0) continue;
-            const int n = min(16, row_bytes - c0);
-            uint8_t bytes[16];
-            for (int i = 0; i < n; ++i) {
-                const uint8_t* src = codes + rr * code_ld;
-                bytes[i] = fp4 ? uint8_t((src[2 * (c0 + i)] & 0xF) | (src[2 * (c0 + i) + 1] << 4)) : src[c0 + i];
-            }
-            store_chunk(p.col_out + (r0 + rr) * ld + (fp4 ? h0 / 2 : h0) + c0, bytes, n, ~0u);
-        }
+        const int n = fp4 ? (valid + 1) / 2 : valid;
+#pragma unroll
+        for (int i = 0; i < kColThreadRows; ++i)
+            if (rows_kept >> i & 1) store_code_bytes(p.col_out + (r0 + rr0 + i) * ld + (fp4 ? j0 / 2 : j0), codes[i], n, ~0u);
         return;
     }
-    // [H, run rows] per run (MASKED: [E, H, max_m]); FP4 pairs rows 2i, 2i+1 of a column (blocks start at
-    // even rows: Bc and the run are even).
-    const int64_t t_ld = fp4 ? run_rows / 2 : run_rows;
-    const int col_bytes = fp4 ? (tile_rows + 1) / 2 : tile_rows, chunks = (col_bytes + 15) / 16;
-    for (int item = int(threadIdx.x); item < tile_cols * chunks; item += kColThreads) {
-        const int c = item / chunks, c0 = (item % chunks) * 16;
-        const int n = min(16, col_bytes - c0);
-        const uint8_t* src = codes + c * code_ld;
-        uint8_t bytes[16];
-        unsigned keep = 0;
-        for (int i = 0; i < n; ++i) {
-            if (fp4) {
-                const int rr = 2 * (c0 + i);
-                const bool v0 = row_expert[rr] >= 0, v1 = rr + 1 < tile_rows && row_expert[rr + 1] >= 0;
-                bytes[i] = uint8_t((v0 ? src[rr] & 0xF : 0) | (v1 ? (src[rr + 1] & 0xF) << 4 : 0));
-                keep |= unsigned(v0 || v1) << i;
-            } else {
-                bytes[i] = src[c0 + i];
-                keep |= unsigned(row_expert[c0 + i] >= 0) << i;
-            }
-        }
-        uint8_t* dst = p.col_out + (run * p.cols + h0 + c) * t_ld + (fp4 ? (r0 - run_first) / 2 : r0 - run_first);
-        store_chunk(dst + c0, bytes, n, keep);
+    // [H, run rows] per run (MASKED: [E, H, max_m]); FP4 pairs rows 2i, 2i + 1 of a column (rr0 is even): a
+    // byte with one valid row has 0 in the other's nibble, one with none is not written.
+    const int64_t t_ld = fp4 ? run_rows / 2 : run_rows, first = r0 - run_first + rr0;
+    unsigned keep = rows_kept;
+    if (fp4) {
+        keep = 0;
+        uint32_t nibbles = 0;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) nibbles |= (rows_kept >> i & 1 ? 0xFu : 0u) << (4 * i);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) keep |= unsigned((rows_kept >> (2 * i) & 3) != 0) << i;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) codes[c].x &= nibbles;
     }
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+        if (c < valid)
+            store_code_bytes(p.col_out + (run * p.cols + j0 + c) * t_ld + (fp4 ? first / 2 : first), codes[c], fp4 ? 4 : 8, keep);
 }
 
 // Zeroes the padding slots of `blocks` scale blocks of geometry g, `block_bytes` apart: rows past the
@@ -222,16 +284,11 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
             FQ_TRY(launch_zero_scale_padding(a, c.scales, p.scales, p.scale_blocks, true));
         if (!per_tensor) FQ_TRY(launch_zero_scale_padding(a, c.col_scales, p.col_scales, c.scale_batch, false));
         const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
-        const int64_t blocks_per_run = ceil_div(run_rows, c.col_block);
+        const int64_t tiles_per_run = ceil_div(run_rows, int64_t(kColTileRows));
         const int64_t runs = c.moe == MoeLayout::Masked ? c.num_experts : 1;
-        const size_t smem = columnwise_smem_bytes(int(c.col_block), c.col_transpose);
-        const auto kernel = columnwise_quant<S, kVec, kHwCvt>;
-        if (smem > 48 * 1024 &&
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess)
-            return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", smem);
-        if (runs * blocks_per_run > 0)
-            FQ_TRY(launch_smem(kernel, dim3(unsigned(runs * blocks_per_run), col_tiles), dim3(kColThreads), smem, a, kPdl,
-                               p, blocks_per_run));
+        if (runs * tiles_per_run > 0)
+            FQ_TRY(launch(columnwise_quant<S, kVec, kHwCvt>, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads),
+                          a, kPdl, p, tiles_per_run));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
     });

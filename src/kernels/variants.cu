@@ -239,7 +239,7 @@ std::string refuse_columnwise(const OpConfig& c) {
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
     const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
-    if (c.experts() * ceil_div(run_rows, c.col_block) > int64_t(INT32_MAX) ||
+    if (c.experts() * ceil_div(run_rows, int64_t(kColTileRows)) > int64_t(INT32_MAX) ||
         ceil_div(c.cols, int64_t(kColTileCols)) > 65535)
         return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return refuse_common(c);
