@@ -2,17 +2,20 @@
 //
 // A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
 // x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
-// 16-31 the next 8). A thread keeps its 64 activated outputs in registers from the load to the store:
-//   1. The 8 rows' inputs are loaded at once (the whole tile in flight), activated, and quantized rowwise
-//      right there when the rowwise output is asked for: a rowwise group (at most 128 outputs) spans 16
-//      lanes of one row, reduced with warp shuffles as in the row kernels.
-//   2. Column amax: over a thread's 8 rows, then the other half-warp's 8 (a shuffle), then the warps of one
+// 16-31 the next 8):
+//   1. Two rows at a time, with the next two rows' loads in flight: activate, quantize rowwise right there
+//      when the rowwise output is asked for (a rowwise group, at most 128 outputs, spans 16 lanes of one row,
+//      reduced with warp shuffles as in the row kernels), fold into the 8 column amaxes, and park the fp32
+//      outputs in the thread's own slots of shared memory.
+//   2. Column amax: the thread's 8 rows, the other half-warp's 8 (a shuffle), then the warps of one
 //      columnwise block (16, 32 or 128 rows: 1, 2 or 8 warps) through 4 KB of shared memory.
-//   3. A column's 8 values of a thread share a divisor: encoded as one chunk, they are 8 consecutive bytes
-//      of a transposed [H, M] output row; for [M, H] an 8 x 8 transpose in registers makes row chunks.
-// The previous kernel parked fp32 y in shared memory (84 KB for 128-row blocks) and encoded from there:
-// 30-45% of the copy's bandwidth (docs/perf.md). Reading the input once for both outputs is the point:
-// the bytes equal two separate calls.
+//   3. A column's 8 parked values of a thread share a divisor: encoded as one chunk they are 8 consecutive
+//      bytes of a transposed [H, M] output row; for [M, H] an 8 x 8 transpose in registers makes row chunks.
+// The loops over rows and columns stay rolled: unrolled, the activation and encoding code eight times over
+// made the kernel 4-6x larger and its compile time 7x longer. The parked outputs are the thread's own, laid
+// out thread-minor (no bank conflicts, no barrier); in local memory instead they overflowed L1 (2.2 GB of
+// L2 traffic at 16384 x 7168, 37% of the copy's speed). Reading the input once for both outputs is the
+// point: the bytes equal two separate calls.
 #pragma once
 
 #include "fused_quant.cuh"
@@ -24,6 +27,9 @@ constexpr int kColWarps = kColThreads / 32;
 constexpr int kColTileRows = 128;  // a multiple of every columnwise block (16, 32, 128)
 constexpr int kColTileCols = 128;  // 16 lanes x 8 outputs
 constexpr int kColThreadRows = 8;  // rows a thread holds
+
+// Dynamic shared memory of a block: the parked outputs, kColThreadRows x 4 float2 a thread.
+constexpr size_t kColParkedBytes = size_t(kColThreadRows) * 4 * kColThreads * sizeof(float2);
 
 // The rows of the 2-D layout whose columnwise blocks count from their first row: each MASKED expert's
 // max_m rows, else all rows.
@@ -96,8 +102,11 @@ __device__ __forceinline__ void store_code_bytes(uint8_t* dst, uint2 w, int n, u
 
 template <class S, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params p, int64_t tiles_per_run) {
-    __shared__ int row_expert[kColTileRows];             // -1: row not owned (or past the run)
+    extern __shared__ float2 parked_pairs[];                   // [row i][column pair][thread]
+    __shared__ uint2 chunk_codes[8][kColThreads];              // [chunk][thread]
+    __shared__ int row_expert[kColTileRows];                   // -1: row not owned (or past the run)
     __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
+    float2* const parked = parked_pairs + threadIdx.x;  // the thread's slots: parked[(row * 4 + pair) * kColThreads]
 
     wait_for_producer();
     const int64_t run = int64_t(blockIdx.x) / tiles_per_run, tile = int64_t(blockIdx.x) % tiles_per_run;
@@ -117,9 +126,7 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     const bool col_ok = j0 < p.cols;
     const int valid = col_ok ? outputs_at<kVec>(p, j0) : 0;
 
-    // 1. Activate and quantize rowwise, two rows at a time with the next two rows' loads in flight. The loop
-    // stays rolled (unrolled, the activation and rowwise code eight times over made the kernel 6x larger and
-    // its compile time 7x longer); the rows it parks in local memory (L1) come back as registers in step 2.
+    // 1. Activate, quantize rowwise, park (see the top of the file).
     unsigned active = 0;  // bit i: row rr0 + i is owned and the thread's columns exist
 #pragma unroll
     for (int i = 0; i < kColThreadRows; ++i) active |= unsigned(col_ok && row_expert[rr0 + i] >= 0) << i;
@@ -131,7 +138,7 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     const bool mx = is_microscaling(p.scheme), per_tensor = is_per_tensor(p.scheme);
     const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
     const float row_bound = upper_bound(p);
-    float parked[kColThreadRows][8];
+    float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // y = 0 in rows not owned: nothing added
 #pragma unroll 1
     for (int i = 0; i < kColThreadRows; i += 2) {
 #pragma unroll
@@ -140,7 +147,7 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
 #pragma unroll
         for (int t = 0; t < 2; ++t) {
             const int64_t m = r0 + rr0 + i + t;
-            float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // adds nothing to a column amax; its codes are not stored
+            float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
             if (active >> (i + t) & 1) activate8<S>(p, cur[t], m, y);
             if (row_groups) {
                 const int e = row_expert[rr0 + i + t];
@@ -151,18 +158,15 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
                 else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, n, y, s, row_bound);
             }
 #pragma unroll
-            for (int c = 0; c < 8; ++c) parked[i + t][c] = y[c];
+            for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(y[c]));
+#pragma unroll
+            for (int q = 0; q < 4; ++q) parked[((i + t) * 4 + q) * kColThreads] = make_float2(y[2 * q], y[2 * q + 1]);
             cur[t] = next[t];
         }
     }
-    // 2. Column amax over the columnwise block's rows (y = 0 in rows not owned). Rolled loops over the parked
-    // rows and columns from here on too: the encoding is large, and the loads are L1 hits.
+
+    // 2. Column amax over the columnwise block's rows.
     const int bc = p.col_block, block_warps = bc / 16;
-    float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 1
-    for (int i = 0; i < kColThreadRows; ++i)
-#pragma unroll
-        for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(parked[i][c]));
 #pragma unroll
     for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], __shfl_xor_sync(0xFFFFFFFFu, amax[c], 16));  // fmaxf: exact in any order
     if (block_warps > 1) {  // (block-uniform)
@@ -186,17 +190,22 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     for (int rr = block_first; rr < block_first + bc && rr < tile_rows && block_expert < 0; ++rr) block_expert = row_expert[rr];
     if (block_expert < 0 || !col_ok) return;
 
-    // The block's scales (one thread per column and block stores them) and the 8 x 8 codes: a chunk per
-    // column (block scales) or per row (per-tensor scales).
+    // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes: a chunk per
+    // column (block scales) or per row (per-tensor scales), through the thread's slots of chunk_codes.
     const int64_t b = (r0 - run_first + block_first) / bc;
     uint8_t* scale_block = p.col_scales + run * p.col_sg.bytes;
     const bool scale_writer = lane < 16 && warp % block_warps == 0;
-    uint2 codes[8];
     if (per_tensor) {  // no blocks: each row with its own expert's tensor scale
 #pragma unroll 1
         for (int i = 0; i < kColThreadRows; ++i) {
+            float v[8];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float2 y2 = parked[(i * 4 + q) * kColThreads];
+                v[2 * q] = y2.x, v[2 * q + 1] = y2.y;
+            }
             const float t = tensor_scale_of(p, max(row_expert[rr0 + i], 0));
-            codes[i] = quantize8<kHwCvt>(parked[i], amax8(parked[i], 8), divisor_of(t, p.quant), p.quant);
+            chunk_codes[i][threadIdx.x] = quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant);
         }
     } else {
         const float s_enc = mx ? tensor_scale_of(p, block_expert) : 0.0f;
@@ -205,22 +214,31 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
         for (int c = 0; c < 8; ++c) {
             float v[8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = parked[i][c];
+            for (int i = 0; i < 8; ++i) {
+                const float2 y2 = parked[(i * 4 + c / 2) * kColThreads];
+                v[i] = c % 2 ? y2.y : y2.x;
+            }
+            const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
             const int64_t h = j0 + c;
             if (mx) {
                 float mul;
-                const uint8_t sbyte = microscale<kHwCvt>(p, amax[c], s_enc, mul);
+                const uint8_t sbyte = microscale<kHwCvt>(p, a, s_enc, mul);
                 if (scale_writer && c < valid) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
 #pragma unroll
                 for (int i = 0; i < 8; ++i) v[i] *= mul;
-                codes[c] = encode8<kHwCvt>(v, p.quant.out);
+                chunk_codes[c][threadIdx.x] = encode8<kHwCvt>(v, p.quant.out);
             } else {
-                const float s = group_scale(amax[c], bound, p.quant);
+                const float s = group_scale(a, bound, p.quant);
                 if (scale_writer && c < valid) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
-                codes[c] = quantize8<kHwCvt>(v, amax[c], divisor_of(s, p.quant), p.quant);
+                chunk_codes[c][threadIdx.x] = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
             }
+#pragma unroll
+            for (int k = 0; k < 7; ++k) amax[k] = amax[k + 1];
         }
     }
+    uint2 codes[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) codes[k] = chunk_codes[k][threadIdx.x];
 
     // 3. Store: transposed, a column's 8 rows; else a row's 8 columns. `codes` holds rows (per-tensor) or
     // columns (block scales); one transpose where that is not the output's orientation.
@@ -234,8 +252,9 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
         const int64_t ld = fp4 ? p.out_ld / 2 : p.out_ld;
         const int n = fp4 ? (valid + 1) / 2 : valid;
 #pragma unroll
-        for (int i = 0; i < kColThreadRows; ++i)
-            if (rows_kept >> i & 1) store_code_bytes(p.col_out + (r0 + rr0 + i) * ld + (fp4 ? j0 / 2 : j0), codes[i], n, ~0u);
+        uint8_t* dst = p.col_out + (r0 + rr0) * ld + (fp4 ? j0 / 2 : j0);
+        for (int i = 0; i < kColThreadRows; ++i, dst += ld)
+            if (rows_kept >> i & 1) store_code_bytes(dst, codes[i], n, ~0u);
         return;
     }
     // [H, run rows] per run (MASKED: [E, H, max_m]); FP4 pairs rows 2i, 2i + 1 of a column (rr0 is even): a
@@ -252,10 +271,10 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
 #pragma unroll
         for (int c = 0; c < 8; ++c) codes[c].x &= nibbles;
     }
+    uint8_t* dst = p.col_out + (run * p.cols + j0) * t_ld + (fp4 ? first / 2 : first);
 #pragma unroll
-    for (int c = 0; c < 8; ++c)
-        if (c < valid)
-            store_code_bytes(p.col_out + (run * p.cols + j0 + c) * t_ld + (fp4 ? first / 2 : first), codes[c], fp4 ? 4 : 8, keep);
+    for (int c = 0; c < 8; ++c, dst += t_ld)
+        if (c < valid) store_code_bytes(dst, codes[c], fp4 ? 4 : 8, keep);
 }
 
 // Zeroes the padding slots of `blocks` scale blocks of geometry g, `block_bytes` apart: rows past the
@@ -286,9 +305,12 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
         const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
         const int64_t tiles_per_run = ceil_div(run_rows, int64_t(kColTileRows));
         const int64_t runs = c.moe == MoeLayout::Masked ? c.num_experts : 1;
+        const auto kernel = columnwise_quant<S, kVec, kHwCvt>;
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kColParkedBytes)) != cudaSuccess)
+            return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", kColParkedBytes);
         if (runs * tiles_per_run > 0)
-            FQ_TRY(launch(columnwise_quant<S, kVec, kHwCvt>, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads),
-                          a, kPdl, p, tiles_per_run));
+            FQ_TRY(launch_smem(kernel, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads), kColParkedBytes, a,
+                               kPdl, p, tiles_per_run));
         if (c.scheme == Scheme::PerTensorDynamic) FQ_TRY(finish_tensor_scale(a, kPdl, p));
         return FQ_STATUS_SUCCESS;
     });
