@@ -3,7 +3,7 @@
 // A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
 // x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
 // 16-31 the next 8):
-//   1. Two rows at a time, with the next two rows' loads in flight: activate, quantize rowwise right there
+//   1. Row by row, with the next row's loads in flight: activate, quantize rowwise right there
 //      when the rowwise output is asked for (a rowwise group, at most 128 outputs, spans 16 lanes of one row,
 //      reduced with warp shuffles as in the row kernels), fold into the 8 column amaxes, and park the fp32
 //      outputs in the thread's own slots of shared memory.
@@ -11,6 +11,9 @@
 //      columnwise block (16, 32 or 128 rows: 1, 2 or 8 warps) through 4 KB of shared memory.
 //   3. A column's 8 parked values of a thread share a divisor: encoded as one chunk they are 8 consecutive
 //      bytes of a transposed [H, M] output row; for [M, H] an 8 x 8 transpose in registers makes row chunks.
+//      The codes wait in parked slots already read, so a block needs 68 KB of shared memory and, at 80
+//      registers a thread, 3 blocks fit an SM (2 blocks with two rows ahead and a separate code tile: 10%
+//      slower).
 // The loops over rows and columns stay rolled: unrolled, the activation and encoding code eight times over
 // made the kernel 4-6x larger and its compile time 7x longer. The parked outputs are the thread's own, laid
 // out thread-minor (no bank conflicts, no barrier); in local memory instead they overflowed L1 (2.2 GB of
@@ -101,9 +104,8 @@ __device__ __forceinline__ void store_code_bytes(uint8_t* dst, uint2 w, int n, u
 }
 
 template <class S, bool kVec, bool kHwCvt>
-__global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params p, int64_t tiles_per_run) {
+__global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params p, int64_t tiles_per_run) {
     extern __shared__ float2 parked_pairs[];                   // [row i][column pair][thread]
-    __shared__ uint2 chunk_codes[8][kColThreads];              // [chunk][thread]
     __shared__ int row_expert[kColTileRows];                   // -1: row not owned (or past the run)
     __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
     float2* const parked = parked_pairs + threadIdx.x;  // the thread's slots: parked[(row * 4 + pair) * kColThreads]
@@ -130,39 +132,33 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     unsigned active = 0;  // bit i: row rr0 + i is owned and the thread's columns exist
 #pragma unroll
     for (int i = 0; i < kColThreadRows; ++i) active |= unsigned(col_ok && row_expert[rr0 + i] >= 0) << i;
-    Raw8 cur[2], next[2];
-#pragma unroll
-    for (int t = 0; t < 2; ++t)
-        if (active >> t & 1) cur[t] = load_raw<S, kVec>(p, r0 + rr0 + t, j0);
+    Raw8 cur;
+    if (active & 1) cur = load_raw<S, kVec>(p, r0 + rr0, j0);
     let_consumer_start();
     const bool mx = is_microscaling(p.scheme), per_tensor = is_per_tensor(p.scheme);
     const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
     const float row_bound = upper_bound(p);
     float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // y = 0 in rows not owned: nothing added
 #pragma unroll 1
-    for (int i = 0; i < kColThreadRows; i += 2) {
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-            if (i + 2 < kColThreadRows && (active >> (i + 2 + t) & 1)) next[t] = load_raw<S, kVec>(p, r0 + rr0 + i + 2 + t, j0);
-#pragma unroll
-        for (int t = 0; t < 2; ++t) {
-            const int64_t m = r0 + rr0 + i + t;
-            float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            if (active >> (i + t) & 1) activate8<S>(p, cur[t], m, y);
-            if (row_groups) {
-                const int e = row_expert[rr0 + i + t];
-                const RowOwner o = e >= 0 ? owned_by(p, e, m) : RowOwner{-1, 0, 0};
-                const int n = active >> (i + t) & 1 ? valid : 0;
-                const float s = tensor_scale_of(p, max(e, 0));
-                if (mx) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, n, y, s, row_bound);
-                else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, n, y, s, row_bound);
-            }
-#pragma unroll
-            for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(y[c]));
-#pragma unroll
-            for (int q = 0; q < 4; ++q) parked[((i + t) * 4 + q) * kColThreads] = make_float2(y[2 * q], y[2 * q + 1]);
-            cur[t] = next[t];
+    for (int i = 0; i < kColThreadRows; ++i) {
+        Raw8 next;
+        if (i + 1 < kColThreadRows && (active >> (i + 1) & 1)) next = load_raw<S, kVec>(p, r0 + rr0 + i + 1, j0);
+        const int64_t m = r0 + rr0 + i;
+        float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (active >> i & 1) activate8<S>(p, cur, m, y);
+        if (row_groups) {
+            const int e = row_expert[rr0 + i];
+            const RowOwner o = e >= 0 ? owned_by(p, e, m) : RowOwner{-1, 0, 0};
+            const int n = active >> i & 1 ? valid : 0;
+            const float s = tensor_scale_of(p, max(e, 0));
+            if (mx) quantize_activated<kVec, kHwCvt, true>(p, o, m, j0, n, y, s, row_bound);
+            else quantize_activated<kVec, kHwCvt, false>(p, o, m, j0, n, y, s, row_bound);
         }
+#pragma unroll
+        for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(y[c]));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) parked[(i * 4 + q) * kColThreads] = make_float2(y[2 * q], y[2 * q + 1]);
+        cur = next;
     }
 
     // 2. Column amax over the columnwise block's rows.
@@ -195,6 +191,12 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     const int64_t b = (r0 - run_first + block_first) / bc;
     uint8_t* scale_block = p.col_scales + run * p.col_sg.bytes;
     const bool scale_writer = lane < 16 && warp % block_warps == 0;
+    // The codes go to parked slots already read (so the block needs no other 16 KB): per-tensor, row k's
+    // code to row k's first slot; block scales, column k's to row k % 2 of pair k / 2, once both columns of
+    // the pair are read (the even column's code waits a loop turn in `pending`).
+    const auto park_code = [&](int slot, uint2 w) {
+        parked[slot * kColThreads] = make_float2(__uint_as_float(w.x), __uint_as_float(w.y));
+    };
     if (per_tensor) {  // no blocks: each row with its own expert's tensor scale
 #pragma unroll 1
         for (int i = 0; i < kColThreadRows; ++i) {
@@ -205,11 +207,12 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
                 v[2 * q] = y2.x, v[2 * q + 1] = y2.y;
             }
             const float t = tensor_scale_of(p, max(row_expert[rr0 + i], 0));
-            chunk_codes[i][threadIdx.x] = quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant);
+            park_code(i * 4, quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant));  // row i's slots are read
         }
     } else {
         const float s_enc = mx ? tensor_scale_of(p, block_expert) : 0.0f;
         const float bound = mx ? 0.0f : upper_bound(p);
+        uint2 pending = make_uint2(0, 0);
 #pragma unroll 1
         for (int c = 0; c < 8; ++c) {
             float v[8];
@@ -220,17 +223,24 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
             }
             const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
             const int64_t h = j0 + c;
+            uint2 code;
             if (mx) {
                 float mul;
                 const uint8_t sbyte = microscale<kHwCvt>(p, a, s_enc, mul);
                 if (scale_writer && c < valid) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
 #pragma unroll
                 for (int i = 0; i < 8; ++i) v[i] *= mul;
-                chunk_codes[c][threadIdx.x] = encode8<kHwCvt>(v, p.quant.out);
+                code = encode8<kHwCvt>(v, p.quant.out);
             } else {
                 const float s = group_scale(a, bound, p.quant);
                 if (scale_writer && c < valid) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
-                chunk_codes[c][threadIdx.x] = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
+                code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
+            }
+            if (c % 2 == 0) {
+                pending = code;
+            } else {
+                park_code(c / 2, pending);
+                park_code(4 + c / 2, code);
             }
 #pragma unroll
             for (int k = 0; k < 7; ++k) amax[k] = amax[k + 1];
@@ -238,7 +248,10 @@ __global__ void __launch_bounds__(kColThreads, 2) columnwise_quant(const Params 
     }
     uint2 codes[8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) codes[k] = chunk_codes[k][threadIdx.x];
+    for (int k = 0; k < 8; ++k) {
+        const float2 w = parked[(per_tensor ? k * 4 : (k % 2) * 4 + k / 2) * kColThreads];
+        codes[k] = make_uint2(__float_as_uint(w.x), __float_as_uint(w.y));
+    }
 
     // 3. Store: transposed, a column's 8 rows; else a row's 8 columns. `codes` holds rows (per-tensor) or
     // columns (block scales); one transpose where that is not the output's orientation.
