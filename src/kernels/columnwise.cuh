@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     let_consumer_start();
     const bool mx = is_microscaling(p.scheme), per_tensor = is_per_tensor(p.scheme);
     const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
-    const float row_bound = upper_bound(p);
+    const float row_bound = upper_bound(p);  // the scale upper bound of rowwise and columnwise groups
     float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // y = 0 in rows not owned: nothing added
 #pragma unroll 1
     for (int i = 0; i < kColThreadRows; ++i) {
@@ -211,7 +211,6 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
         }
     } else {
         const float s_enc = mx ? tensor_scale_of(p, block_expert) : 0.0f;
-        const float bound = mx ? 0.0f : upper_bound(p);
         uint2 pending = make_uint2(0, 0);
 #pragma unroll 1
         for (int c = 0; c < 8; ++c) {
@@ -232,7 +231,7 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
                 for (int i = 0; i < 8; ++i) v[i] *= mul;
                 code = encode8<kHwCvt>(v, p.quant.out);
             } else {
-                const float s = group_scale(a, bound, p.quant);
+                const float s = group_scale(a, row_bound, p.quant);
                 if (scale_writer && c < valid) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
                 code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
             }
@@ -260,27 +259,26 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
         if (fp4) transpose8x8_nibbles(codes);
         else transpose8x8_bytes(codes);
     }
-    const unsigned rows_kept = active;  // (col_ok holds here)
     if (!p.col_transpose) {  // [M, H]: row i's `valid` codes (FP4: nibble pairs)
         const int64_t ld = fp4 ? p.out_ld / 2 : p.out_ld;
         const int n = fp4 ? (valid + 1) / 2 : valid;
-#pragma unroll
         uint8_t* dst = p.col_out + (r0 + rr0) * ld + (fp4 ? j0 / 2 : j0);
+#pragma unroll
         for (int i = 0; i < kColThreadRows; ++i, dst += ld)
-            if (rows_kept >> i & 1) store_code_bytes(dst, codes[i], n, ~0u);
+            if (active >> i & 1) store_code_bytes(dst, codes[i], n, ~0u);
         return;
     }
     // [H, run rows] per run (MASKED: [E, H, max_m]); FP4 pairs rows 2i, 2i + 1 of a column (rr0 is even): a
     // byte with one valid row has 0 in the other's nibble, one with none is not written.
     const int64_t t_ld = fp4 ? run_rows / 2 : run_rows, first = r0 - run_first + rr0;
-    unsigned keep = rows_kept;
+    unsigned keep = active;  // (col_ok holds here)
     if (fp4) {
         keep = 0;
         uint32_t nibbles = 0;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) nibbles |= (rows_kept >> i & 1 ? 0xFu : 0u) << (4 * i);
+        for (int i = 0; i < 8; ++i) nibbles |= (active >> i & 1 ? 0xFu : 0u) << (4 * i);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) keep |= unsigned((rows_kept >> (2 * i) & 3) != 0) << i;
+        for (int i = 0; i < 4; ++i) keep |= unsigned((active >> (2 * i) & 3) != 0) << i;
 #pragma unroll
         for (int c = 0; c < 8; ++c) codes[c].x &= nibbles;
     }
