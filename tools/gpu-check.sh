@@ -2,6 +2,7 @@
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
 #   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|latency|test,bench]  (default all)
+# profile-columnwise (not part of all): ncu of the columnwise kernel, per-SASS-instruction counts.
 # latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
 # lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
@@ -9,6 +10,7 @@
 #   states, memory, per-SASS-instruction execution counts) beside a copy kernel.
 # quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes
 #   (FQ_QUICK_VARIANTS=a,b: those variants side by side; default the dispatcher's choice).
+# FQ_BUILD_TARGET=fq builds only the library and the fq tool (the bench and profile stages need no more).
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
 set -uo pipefail
 what=${1:-all}
@@ -20,7 +22,8 @@ status=0
 
 echo "== build (sm_${arch})"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" >"$out/build.log" 2>&1 &&
-  cmake --build build-gpu -j"$jobs" >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+  cmake --build build-gpu -j"$jobs" ${FQ_BUILD_TARGET:+--target $FQ_BUILD_TARGET} >>"$out/build.log" 2>&1 ||
+  { tail -40 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/device.txt" 2>&1
 cat "$out/device.txt"
 
@@ -110,6 +113,23 @@ if asked profile; then
   prof prof-silu --tokens 16384 --hidden 7168 --layouts row
   prof prof-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
   prof prof-mx-row --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts row
+fi
+if asked profile-columnwise; then
+  # Issue 5: Nsight Compute on the columnwise kernel (per-SASS-instruction execution counts), MXFP8 blocks of 32
+  # and per-group 128 transposed, 16384 x 7168, columnwise output only and rowwise + columnwise.
+  echo "== ncu (columnwise_quant): silu 16384x7168, MXFP8 col / both, per-group 128 transposed col"
+  profc() { local name=$1; shift
+    ncu --clock-control none -k "regex:columnwise_quant" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
+      --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" >/dev/null 2>"$out/$name.log"
+    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
+    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
+    rm -f "$out/$name.ncu-rep"
+    echo "-- $name"; grep -E "Duration|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Executed Instructions  " "$out/$name.txt" | head -12
+  }
+  profc prof-col-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs col --col-block 32
+  profc prof-both-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs both --col-block 32
+  profc prof-col-g128t --tokens 16384 --hidden 7168 --scheme per-group --layouts row --outputs col --col-block 128 --transpose 1
 fi
 if asked latency; then
   # Where a one-row call's time goes (tools/lab/latency_lab.cu), beside the library's T = 1 and 16 calls;
