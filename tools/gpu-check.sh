@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|latency|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|profile-columnwise|latency|test,bench]  (default all)
 # profile-columnwise (not part of all): ncu of the columnwise kernel, per-SASS-instruction counts.
 # latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
 # lut: sm90.group.lut (activation table) against sm90.group.
