@@ -33,6 +33,17 @@ asked() { [[ ,$what, == *,$1,* ]]; }  # stages that run only when named
 # result in $out/NAME.json and $out/NAME.csv.
 bench() { local name=$1; shift; ./build-gpu/tools/fq bench "$@" --json "$out/$name.json" --csv "$out/$name.csv" \
             2>"$out/$name-progress.log" | tee "$out/$name.txt"; }
+# prof NAME KERNEL_REGEX FQ_BENCH_ARGS...: Nsight Compute on the first launch of the kernels matching the regex
+# (issue rate, warp states, memory, per-SASS-instruction execution counts): NAME.txt, NAME-sass.csv, NAME.log.
+prof() { local name=$1 regex=$2; shift 2
+  ncu --clock-control none -k "regex:$regex" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
+    --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" >/dev/null 2>"$out/$name.log"
+  ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
+  ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
+  rm -f "$out/$name.ncu-rep"
+  echo "-- $name"; grep -E "Duration|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Executed Instructions  " "$out/$name.txt" | head -12
+}
 if has test; then
   echo "== tests"
   (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
@@ -102,34 +113,18 @@ if asked quick; then
 fi
 if asked profile; then
   echo "== ncu (plain_quant / group_quant): sm90.group, silu + fp8 g128 16384x7168 row-major and plain MXFP8 16384x7168 swizzled / row-major"
-  prof() { local name=$1; shift
-    ncu --clock-control none -k "regex:group_quant|plain_quant" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
-      --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" --variants sm90.group >/dev/null 2>"$out/$name.log"
-    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
-    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
-    grep -E "Duration|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Executed Instructions  " "$out/$name.txt" | head -12
-  }
-  prof prof-silu --tokens 16384 --hidden 7168 --layouts row
-  prof prof-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled
-  prof prof-mx-row --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts row
+  g="group_quant|plain_quant"
+  prof prof-silu "$g" --tokens 16384 --hidden 7168 --layouts row --variants sm90.group
+  prof prof-mx "$g" --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts swizzled --variants sm90.group
+  prof prof-mx-row "$g" --tokens 16384 --hidden 7168 --scheme mxfp8 --act identity --not-gated --layouts row --variants sm90.group
 fi
 if asked profile-columnwise; then
   # Issue 5: Nsight Compute on the columnwise kernel (per-SASS-instruction execution counts), MXFP8 blocks of 32
   # and per-group 128 transposed, 16384 x 7168, columnwise output only and rowwise + columnwise.
   echo "== ncu (columnwise_quant): silu 16384x7168, MXFP8 col / both, per-group 128 transposed col"
-  profc() { local name=$1; shift
-    ncu --clock-control none -k "regex:columnwise_quant" -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis \
-      --section SourceCounters -f -o "$out/$name" ./build-gpu/tools/fq bench "$@" >/dev/null 2>"$out/$name.log"
-    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
-    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
-    rm -f "$out/$name.ncu-rep"
-    echo "-- $name"; grep -E "Duration|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Registers Per|Executed Instructions  " "$out/$name.txt" | head -12
-  }
-  profc prof-col-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs col --col-block 32
-  profc prof-both-mx --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs both --col-block 32
-  profc prof-col-g128t --tokens 16384 --hidden 7168 --scheme per-group --layouts row --outputs col --col-block 128 --transpose 1
+  prof prof-col-mx columnwise_quant --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs col --col-block 32
+  prof prof-both-mx columnwise_quant --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs both --col-block 32
+  prof prof-col-g128t columnwise_quant --tokens 16384 --hidden 7168 --scheme per-group --layouts row --outputs col --col-block 128 --transpose 1
 fi
 if asked latency; then
   # Where a one-row call's time goes (tools/lab/latency_lab.cu), beside the library's T = 1 and 16 calls;

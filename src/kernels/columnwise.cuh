@@ -40,6 +40,15 @@ __device__ __forceinline__ int64_t run_rows_of(const Params& p) {
     return p.moe == MoeLayout::Masked ? p.expert_rows : p.rows;
 }
 
+// The same runs on the host, for the launch grid (runs x tiles of kColTileRows rows, refuse_columnwise bounds it).
+struct ColumnRuns {
+    int64_t runs, rows;  // how many, rows each
+    int64_t tiles_per_run() const { return ceil_div(rows, int64_t(kColTileRows)); }
+};
+inline ColumnRuns column_runs(const OpConfig& c) {
+    return c.moe == MoeLayout::Masked ? ColumnRuns{c.num_experts, c.expert_rows} : ColumnRuns{1, c.rows};
+}
+
 // An 8 x 8 matrix of bytes (fp8 codes) or nibbles (FP4 codes) transposed in registers: row r in m[r] (the
 // element of column c at byte c, or nibble c, of the little-endian word), column c in the result's m[c].
 // Three stages of exchanges between rows r and r + 4, r + 2, r + 1 (each swapping the off-diagonal halves
@@ -313,9 +322,8 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
         if (c.rowwise() && c.scheme != Scheme::PerToken && !per_tensor)
             FQ_TRY(launch_zero_scale_padding(a, c.scales, p.scales, p.scale_blocks, true));
         if (!per_tensor) FQ_TRY(launch_zero_scale_padding(a, c.col_scales, p.col_scales, c.scale_batch, false));
-        const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
-        const int64_t tiles_per_run = ceil_div(run_rows, int64_t(kColTileRows));
-        const int64_t runs = c.moe == MoeLayout::Masked ? c.num_experts : 1;
+        const ColumnRuns r = column_runs(c);
+        const int64_t tiles_per_run = r.tiles_per_run(), runs = r.runs;
         const auto kernel = columnwise_quant<S, kVec, kHwCvt>;
         if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kColParkedBytes)) != cudaSuccess)
             return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", kColParkedBytes);

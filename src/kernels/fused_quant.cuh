@@ -596,13 +596,7 @@ __device__ __forceinline__ float group_amax(int lanes, float lane_amax) {
     return a;
 }
 
-// Everything of one tile of a row after its outputs are activated: group amax, scale, values. The thread
-// holds kChunks chunks of 8 outputs y[c], starting at columns j[c] (valid[c] of them exist; 0: the chunk is
-// past the row), all in the same group (its scale is S[m, j[0] >> group_shift]); the group spans `lanes`
-// neighbouring lanes, the first of which writes the scale. Every lane of the warp calls this (the group amax
-// is a warp shuffle); a lane with valid[0] == 0 (or a row no expert owns) has no outputs. kMx: the
-// microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc), else the fp32-scale
-// schemes; a template parameter so that neither kernel carries the other's registers.
+// The largest magnitude among a thread's kChunks chunks of outputs (valid[c] of chunk c exist).
 template <int kChunks>
 __device__ __forceinline__ float lane_amax_of(const int (&valid)[kChunks], const float (&y)[kChunks][8]) {
     float a = 0.0f;
@@ -646,6 +640,13 @@ __device__ __forceinline__ float scaled_tile(const Params& p, int64_t m, const i
     return s;
 }
 
+// Everything of one tile of a row after its outputs are activated: group amax, scale, values. The thread
+// holds kChunks chunks of 8 outputs y[c], starting at columns j[c] (valid[c] of them exist; 0: the chunk is
+// past the row), all in the same group (its scale is S[m, j[0] >> group_shift]); the group spans `lanes`
+// neighbouring lanes, the first of which writes the scale. Every lane of the warp calls this (the group amax
+// is a warp shuffle); a lane with valid[0] == 0 (or a row no expert owns) has no outputs. kMx: the
+// microscaling schemes (E8M0 / E4M3 block scales; tensor_scale holds NVFP4's S_enc), else the fp32-scale
+// schemes; a template parameter so that neither kernel carries the other's registers.
 template <int kChunks, bool kVec, bool kHwCvt, bool kMx>
 __device__ __forceinline__ void quantize_activated(const Params& p, const RowOwner& o, int64_t m, const int (&j)[kChunks],
                                                    const int (&valid)[kChunks], const float (&y)[kChunks][8], int lanes,

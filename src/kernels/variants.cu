@@ -238,8 +238,8 @@ std::string refuse_columnwise(const OpConfig& c) {
     if (!c.columnwise()) return "runs problems with a columnwise output";
     if (kVec && !vector_io_ok(c))
         return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
-    const int64_t run_rows = c.moe == MoeLayout::Masked ? c.expert_rows : c.rows;
-    if (c.experts() * ceil_div(run_rows, int64_t(kColTileRows)) > int64_t(INT32_MAX) ||
+    const ColumnRuns r = column_runs(c);
+    if (r.runs * r.tiles_per_run() > int64_t(INT32_MAX) ||
         ceil_div(c.cols, int64_t(kColTileCols)) > 65535)
         return fmt::format("{} rows x {} columns exceeds the launch grid", c.rows, c.cols);
     return refuse_common(c);
