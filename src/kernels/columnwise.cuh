@@ -31,8 +31,8 @@ constexpr int kColTileRows = 128;  // a multiple of every columnwise block (16, 
 constexpr int kColTileCols = 128;  // 16 lanes x 8 outputs
 constexpr int kColThreadRows = 8;  // rows a thread holds
 
-// Dynamic shared memory of a block: the parked outputs, kColThreadRows x 4 float2 a thread.
-constexpr size_t kColParkedBytes = size_t(kColThreadRows) * 4 * kColThreads * sizeof(float2);
+// Dynamic shared memory of a block: the parked outputs, kColThreadRows x 2 float4 a thread.
+constexpr size_t kColParkedBytes = size_t(kColThreadRows) * 2 * kColThreads * sizeof(float4);
 
 // The rows of the 2-D layout whose columnwise blocks count from their first row: each MASKED expert's
 // max_m rows, else all rows.
@@ -112,12 +112,193 @@ __device__ __forceinline__ void store_code_bytes(uint8_t* dst, uint2 w, int n, u
     }
 }
 
+// The thread's parked outputs: row i's columns 4h..4h+3 in slot (i, h), each slot a float4 of the thread's
+// own (thread-minor: a warp's 16-byte accesses are conflict-free).
+struct ParkedSlots {
+    float4* base;  // slot (0, 0) of this thread
+    __device__ __forceinline__ float4& slot(int i, int h) const { return base[(i * 2 + h) * kColThreads]; }
+    __device__ __forceinline__ float& at(int i, int c) const { return reinterpret_cast<float*>(&slot(i, c / 4))[c % 4]; }
+};
+
+// What the column phase needs besides the outputs.
+struct ColumnBlock {
+    float amax_bound;  // the scale upper bound (fp32-scale schemes)
+    float s_enc;       // NVFP4's S_enc of the block's expert
+    uint8_t* scales;   // the run's scale block
+    int64_t b;         // the block's index down the column
+    int j0, valid;     // the thread's first column, how many exist
+    bool scale_writer;
+};
+
+// The column phase's fast path: block scales (MXFP8, or fp32 scales per 16/32/128 rows) and e4m3fn / e5m2
+// codes by the hardware conversion. Unrolled over the 8 columns, each 16-byte slot read once: per output a
+// quarter of a shared load, a multiply (or the three-instruction quotient), half a conversion. The column
+// scales are written here; the codes come back column by column (8 rows each). False where an fp32 divisor
+// leaves quotient()'s range: that thread then takes encode_columns instead (its slots are untouched).
+template <bool kMx>
+__device__ __forceinline__ bool encode_columns_hardware(const Params& p, const ParkedSlots& parked, const float (&amax)[8],
+                                                        const ColumnBlock& blk, uint2 (&codes)[8]) {
+    bool in_range = true;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float4 q[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) q[i] = parked.slot(i, h);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int c = 4 * h + k;
+            float v[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = k == 0 ? q[i].x : k == 1 ? q[i].y : k == 2 ? q[i].z : q[i].w;
+            const bool writes = blk.scale_writer && c < blk.valid;
+            uint8_t* const scale_at = writes ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
+            if constexpr (kMx) {  // MXFP8 (the only microscaling scheme with fp8 codes)
+                const uint8_t e = mx_scale(amax[c], p.quant);
+                if (writes) *scale_at = e;
+                const float mul = e8m0_reciprocal(e);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] *= mul;
+            } else {
+                const float s = group_scale(amax[c], blk.amax_bound, p.quant);
+                if (writes) store_scale(p.col_sg, scale_at, s);
+                const Divisor d = divisor_of(s, p.quant);
+                if (p.quant.reciprocal) {
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) v[i] *= d.r;
+                } else {
+                    in_range = in_range && quotient_in_range(amax[c], d);
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) v[i] = quotient(v[i], d);
+                }
+            }
+            codes[c] = encode8_fp8_hardware(v, p.quant.out);
+        }
+    }
+    return in_range;
+}
+
+// The column phase of every other case, rolled (one copy of the general encoders): block scales column by
+// column, each column's code parked in the floats just read (rows 0 and 1 of the column); per-tensor scales
+// row by row, each row's code in its first two floats. `codes` then holds columns (block scales) or rows.
+template <bool kHwCvt>
+__device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlots& parked, const float (&amax_in)[8],
+                                               const ColumnBlock& blk, const int* row_expert, uint2 (&codes)[8]) {
+    const bool mx = is_microscaling(p.scheme);
+    const auto park_code = [&](float& lo, float& hi, uint2 w) { lo = __uint_as_float(w.x), hi = __uint_as_float(w.y); };
+    if (is_per_tensor(p.scheme)) {  // no blocks: each row with its own expert's tensor scale
+#pragma unroll 1
+        for (int i = 0; i < kColThreadRows; ++i) {
+            const float4 lo = parked.slot(i, 0), hi = parked.slot(i, 1);
+            const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            const float t = tensor_scale_of(p, max(row_expert[i], 0));
+            park_code(parked.at(i, 0), parked.at(i, 1), quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant));
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) codes[k] = make_uint2(__float_as_uint(parked.at(k, 0)), __float_as_uint(parked.at(k, 1)));
+        return;
+    }
+    float amax[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) amax[c] = amax_in[c];
+#pragma unroll 1
+    for (int c = 0; c < 8; ++c) {
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = parked.at(i, c);
+        const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
+        const bool writes = blk.scale_writer && c < blk.valid;
+        uint8_t* const scale_at = writes ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
+        uint2 code;
+        if (mx) {
+            float mul;
+            const uint8_t sbyte = microscale<kHwCvt>(p, a, blk.s_enc, mul);
+            if (writes) *scale_at = sbyte;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] *= mul;
+            code = encode8<kHwCvt>(v, p.quant.out);
+        } else {
+            const float s = group_scale(a, blk.amax_bound, p.quant);
+            if (writes) store_scale(p.col_sg, scale_at, s);
+            code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
+        }
+        park_code(parked.at(0, c), parked.at(1, c), code);
+#pragma unroll
+        for (int k = 0; k < 7; ++k) amax[k] = amax[k + 1];
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) codes[k] = make_uint2(__float_as_uint(parked.at(0, k)), __float_as_uint(parked.at(1, k)));
+}
+
+// The 16-byte IO path's loads: row i's inputs (gate and up, 32 bytes; not gated, 16) copied straight into
+// the slots its outputs will take, then read back from there. `at`: where the thread's inputs start in a
+// row (the first 16 bytes, the second; interleaved, 16 consecutive inputs), the same in every row.
+template <class S>
+__device__ __forceinline__ GatePair input_columns(const Params& p, int j0) {
+    if constexpr (S::gate == GateKind::None) return {j0, 0};
+    else if constexpr (S::gate == GateKind::Interleaved) return {2 * j0, 2 * j0 + 8};
+    else return two_stream_columns(p, j0);
+}
+
+template <class S>
+__device__ __forceinline__ void request_row(const uint16_t* row, const GatePair& at, const ParkedSlots& parked, int i) {
+    cp_async16(&parked.slot(i, 0), row + at.gate);
+    if constexpr (S::gate != GateKind::None) cp_async16(&parked.slot(i, 1), row + at.up);
+}
+
+template <class S>
+__device__ __forceinline__ Raw8 requested_row(const ParkedSlots& parked, int i) {
+    Raw8 r{};
+    const float4 a = parked.slot(i, 0);
+    memcpy(&r.a, &a, 16);
+    if constexpr (S::gate != GateKind::None) {
+        const float4 b = parked.slot(i, 1);
+        memcpy(&r.b, &b, 16);
+    }
+    return r;
+}
+
+// Waits for row i's copies (one group a row, rows requested in order).
+__device__ __forceinline__ void wait_for_row(int i) {
+    switch (i) {
+        case 0: cp_async_wait<7>(); break;
+        case 1: cp_async_wait<6>(); break;
+        case 2: cp_async_wait<5>(); break;
+        case 3: cp_async_wait<4>(); break;
+        case 4: cp_async_wait<3>(); break;
+        case 5: cp_async_wait<2>(); break;
+        case 6: cp_async_wait<1>(); break;
+        default: cp_async_wait<0>(); break;
+    }
+}
+static_assert(kColThreadRows == 8, "wait_for_row counts 8 groups");
+
+// activate8 for row i of the thread, where the activation has a fast path: the exact path (rare inputs,
+// rounded intermediates) is a rolled loop through the row's slots, one copy in the kernel, not eight
+// interleaved with the hot loop's code.
+template <class S>
+__device__ __forceinline__ void activate_row(const Params& p, const Raw8& r, int64_t m, const ParkedSlots& parked, int i,
+                                             float (&y)[8]) {
+    constexpr bool kHasFastPath = S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None);
+    if constexpr (!kHasFastPath) {
+        activate8<S>(p, r, m, y);
+    } else {
+        if (!activate8_fast<S>(p, r, y)) {
+            const Raw8 local = r;  // indexed at run time below
+#pragma unroll 1
+            for (int k = 0; k < 8; ++k) parked.at(i, k) = activated<S, false>(p, local, k);
+            const float4 lo = parked.slot(i, 0), hi = parked.slot(i, 1);
+            y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
+        }
+        apply_row_prob(p, m, y);
+    }
+}
+
 template <class S, bool kVec, bool kHwCvt>
 __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params p, int64_t tiles_per_run) {
-    extern __shared__ float2 parked_pairs[];                   // [row i][column pair][thread]
+    extern __shared__ float4 parked_quads[];                   // [row i][half h][thread]
     __shared__ int row_expert[kColTileRows];                   // -1: row not owned (or past the run)
     __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
-    float2* const parked = parked_pairs + threadIdx.x;  // the thread's slots: parked[(row * 4 + pair) * kColThreads]
+    const ParkedSlots parked{parked_quads + threadIdx.x};
 
     wait_for_producer();
     const int64_t run = int64_t(blockIdx.x) / tiles_per_run, tile = int64_t(blockIdx.x) % tiles_per_run;
@@ -141,8 +322,22 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     unsigned active = 0;  // bit i: row rr0 + i is owned and the thread's columns exist
 #pragma unroll
     for (int i = 0; i < kColThreadRows; ++i) active |= unsigned(col_ok && row_expert[rr0 + i] >= 0) << i;
-    Raw8 cur;
-    if (active & 1) cur = load_raw<S, kVec>(p, r0 + rr0, j0);
+    const uint16_t* in_row = p.in + (r0 + rr0) * p.in_ld;  // stepped a row at a time, not recomputed
+    Raw8 cur, next;
+    if constexpr (kVec) {
+        // Every row's inputs requested at once, into the slots its outputs will take: 256 bytes a thread in
+        // flight and no register held for them (loads one row ahead in registers left the kernel waiting
+        // on memory at 24 warps an SM).
+        const GatePair at = input_columns<S>(p, j0);
+        const uint16_t* row = in_row;
+#pragma unroll
+        for (int i = 0; i < kColThreadRows; ++i, row += p.in_ld) {
+            if (active >> i & 1) request_row<S>(row, at, parked, i);
+            cp_async_commit();
+        }
+    } else {
+        if (active & 1) cur = load_raw<S, kVec>(p, in_row, j0);
+    }
     let_consumer_start();
     const bool mx = is_microscaling(p.scheme), per_tensor = is_per_tensor(p.scheme);
     const bool row_groups = p.rowwise && p.scheme != Scheme::PerToken;  // per-token rows: token_quant
@@ -150,11 +345,16 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     float amax[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // y = 0 in rows not owned: nothing added
 #pragma unroll 1
     for (int i = 0; i < kColThreadRows; ++i) {
-        Raw8 next;
-        if (i + 1 < kColThreadRows && (active >> (i + 1) & 1)) next = load_raw<S, kVec>(p, r0 + rr0 + i + 1, j0);
+        if constexpr (kVec) {
+            wait_for_row(i);
+            cur = requested_row<S>(parked, i);
+        } else {  // the next row's loads in flight while this one is activated
+            in_row += p.in_ld;
+            if (i + 1 < kColThreadRows && (active >> (i + 1) & 1)) next = load_raw<S, kVec>(p, in_row, j0);
+        }
         const int64_t m = r0 + rr0 + i;
         float y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (active >> i & 1) activate8<S>(p, cur, m, y);
+        if (active >> i & 1) activate_row<S>(p, cur, m, parked, i, y);
         if (row_groups) {
             const int e = row_expert[rr0 + i];
             const RowOwner o = e >= 0 ? owned_by(p, e, m) : RowOwner{-1, 0, 0};
@@ -165,9 +365,9 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
         }
 #pragma unroll
         for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(y[c]));
-#pragma unroll
-        for (int q = 0; q < 4; ++q) parked[(i * 4 + q) * kColThreads] = make_float2(y[2 * q], y[2 * q + 1]);
-        cur = next;
+        parked.slot(i, 0) = make_float4(y[0], y[1], y[2], y[3]);
+        parked.slot(i, 1) = make_float4(y[4], y[5], y[6], y[7]);
+        if constexpr (!kVec) cur = next;
     }
 
     // 2. Column amax over the columnwise block's rows.
@@ -195,71 +395,22 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     for (int rr = block_first; rr < block_first + bc && rr < tile_rows && block_expert < 0; ++rr) block_expert = row_expert[rr];
     if (block_expert < 0 || !col_ok) return;
 
-    // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes: a chunk per
-    // column (block scales) or per row (per-tensor scales), through the thread's slots of chunk_codes.
-    const int64_t b = (r0 - run_first + block_first) / bc;
-    uint8_t* scale_block = p.col_scales + run * p.col_sg.bytes;
-    const bool scale_writer = lane < 16 && warp % block_warps == 0;
-    // The codes go to parked slots already read (so the block needs no other 16 KB): per-tensor, row k's
-    // code to row k's first slot; block scales, column k's to row k % 2 of pair k / 2, once both columns of
-    // the pair are read (the even column's code waits a loop turn in `pending`).
-    const auto park_code = [&](int slot, uint2 w) {
-        parked[slot * kColThreads] = make_float2(__uint_as_float(w.x), __uint_as_float(w.y));
-    };
-    if (per_tensor) {  // no blocks: each row with its own expert's tensor scale
-#pragma unroll 1
-        for (int i = 0; i < kColThreadRows; ++i) {
-            float v[8];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const float2 y2 = parked[(i * 4 + q) * kColThreads];
-                v[2 * q] = y2.x, v[2 * q + 1] = y2.y;
-            }
-            const float t = tensor_scale_of(p, max(row_expert[rr0 + i], 0));
-            park_code(i * 4, quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant));  // row i's slots are read
-        }
-    } else {
-        const float s_enc = mx ? tensor_scale_of(p, block_expert) : 0.0f;
-        uint2 pending = make_uint2(0, 0);
-#pragma unroll 1
-        for (int c = 0; c < 8; ++c) {
-            float v[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const float2 y2 = parked[(i * 4 + c / 2) * kColThreads];
-                v[i] = c % 2 ? y2.y : y2.x;
-            }
-            const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
-            const int64_t h = j0 + c;
-            uint2 code;
-            if (mx) {
-                float mul;
-                const uint8_t sbyte = microscale<kHwCvt>(p, a, s_enc, mul);
-                if (scale_writer && c < valid) scale_block[scale_offset(p.col_sg, h, b)] = sbyte;
-#pragma unroll
-                for (int i = 0; i < 8; ++i) v[i] *= mul;
-                code = encode8<kHwCvt>(v, p.quant.out);
-            } else {
-                const float s = group_scale(a, row_bound, p.quant);
-                if (scale_writer && c < valid) store_scale(p.col_sg, scale_block + scale_offset(p.col_sg, h, b), s);
-                code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
-            }
-            if (c % 2 == 0) {
-                pending = code;
-            } else {
-                park_code(c / 2, pending);
-                park_code(4 + c / 2, code);
-            }
-#pragma unroll
-            for (int k = 0; k < 7; ++k) amax[k] = amax[k + 1];
-        }
-    }
+    // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes.
+    const ColumnBlock blk{row_bound,
+                          p.scheme == Scheme::Nvfp4 ? tensor_scale_of(p, block_expert) : 0.0f,
+                          p.col_scales + run * p.col_sg.bytes,
+                          (r0 - run_first + block_first) / bc,
+                          j0,
+                          valid,
+                          lane < 16 && warp % block_warps == 0};
     uint2 codes[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        const float2 w = parked[(per_tensor ? k * 4 : (k % 2) * 4 + k / 2) * kColThreads];
-        codes[k] = make_uint2(__float_as_uint(w.x), __float_as_uint(w.y));
+    bool encoded = false;
+    if constexpr (hardware_fp8<kHwCvt>()) {
+        if (!per_tensor && (p.quant.out == DType::E4M3FN || p.quant.out == DType::E5M2))  // (block-uniform)
+            encoded = mx ? encode_columns_hardware<true>(p, parked, amax, blk, codes)
+                         : encode_columns_hardware<false>(p, parked, amax, blk, codes);
     }
+    if (!encoded) encode_columns<kHwCvt>(p, parked, amax, blk, row_expert + rr0, codes);
 
     // 3. Store: transposed, a column's 8 rows; else a row's 8 columns. `codes` holds rows (per-tensor) or
     // columns (block scales); one transpose where that is not the output's orientation.

@@ -314,36 +314,33 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
     for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
 }
 
-// kPlain: the launch guarantees FP32 intermediates and no routing probability. kHwExp (benchmark-only,
-// plain SiLU): the MUFU exponential in place of the portable one, nothing else changed. SiLU and SwiGLU-OAI
-// with FP32 intermediates take their fast paths in either kernel (the general one tests the rounding mode at
-// run time).
+// The fast path where every input of the 8 is inside its range (checked on the bits, all 8 at once):
+// eight independent chains with no clamp, flag or branch between them, so they interleave. False, with y
+// untouched, where it does not apply (rare: large magnitudes, Inf, NaN; other activations; rounded
+// intermediates): the caller takes the exact path. kPlain, kHwExp: as activate8.
 template <class S, bool kPlain = false, bool kHwExp = false>
-__device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
-    // The fast path where every input of the 8 is inside its range (checked on the bits, all 8 at once):
-    // eight independent chains with no clamp, flag or branch between them, so they interleave. Elsewhere
-    // (rare: large magnitudes, Inf, NaN) the exact path.
+__device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, float y[8]) {
     constexpr bool kHasFastPath = S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None);
-    bool fast = false;
-    if constexpr (kHasFastPath) {
-        if (kPlain || p.rounding == Rounding::Fp32) {
-            uint4 a, b;
-            memcpy(&a, &r.a, 16);
-            memcpy(&b, &r.b, 16);
-            const uint32_t gates = gate_halves<S>(p);  // interleaved: the other halves are ups, in a and b
-            uint32_t gate_bits = max_bits2(a, gates);
-            if constexpr (S::gate == GateKind::Interleaved) gate_bits = __vmaxu2(gate_bits, max_bits2(b, gates));
-            if constexpr (S::act == Act::Silu) {
-                fast = silu_inside_all<S::in>(gate_bits);
-            } else {
-                const uint32_t ups = gates ^ 0x7FFF7FFFu;
-                const uint32_t up_bits = S::gate == GateKind::Interleaved ? __vmaxu2(max_bits2(a, ups), max_bits2(b, ups))
-                                                                          : max_bits2(b, 0x7FFF7FFFu);
-                fast = swiglu_inside_all(max_magnitude<S::in>(gate_bits), max_magnitude<S::in>(up_bits), p.swiglu);
-            }
+    if constexpr (!kHasFastPath) {
+        return false;
+    } else {
+        if (!kPlain && p.rounding != Rounding::Fp32) return false;
+        uint4 a, b;
+        memcpy(&a, &r.a, 16);
+        memcpy(&b, &r.b, 16);
+        const uint32_t gates = gate_halves<S>(p);  // interleaved: the other halves are ups, in a and b
+        uint32_t gate_bits = max_bits2(a, gates);
+        if constexpr (S::gate == GateKind::Interleaved) gate_bits = __vmaxu2(gate_bits, max_bits2(b, gates));
+        bool fast;
+        if constexpr (S::act == Act::Silu) {
+            fast = silu_inside_all<S::in>(gate_bits);
+        } else {
+            const uint32_t ups = gates ^ 0x7FFF7FFFu;
+            const uint32_t up_bits = S::gate == GateKind::Interleaved ? __vmaxu2(max_bits2(a, ups), max_bits2(b, ups))
+                                                                      : max_bits2(b, 0x7FFF7FFFu);
+            fast = swiglu_inside_all(max_magnitude<S::in>(gate_bits), max_magnitude<S::in>(up_bits), p.swiglu);
         }
-    }
-    if (fast) {
+        if (!fast) return false;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             float g, u;
@@ -355,7 +352,17 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
                 y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up_inside(u, p.swiglu);
             }
         }
-    } else {
+        return true;
+    }
+}
+
+// The 8 outputs of r at row m, routing probability included (SPEC §2). kPlain: the launch guarantees FP32
+// intermediates and no routing probability. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in
+// place of the portable one, nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their
+// fast paths in either kernel (the general one tests the rounding mode at run time).
+template <class S, bool kPlain = false, bool kHwExp = false>
+__device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
+    if (!activate8_fast<S, kPlain, kHwExp>(p, r, y)) {
 #pragma unroll
         for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     }
@@ -396,6 +403,33 @@ __device__ __forceinline__ bool quotient_in_range(float a, const Divisor& d) {
     return d.s >= 0x1p-64f && d.s <= 0x1p64f && a * d.r <= 0x1p64f;
 }
 
+// Whether a kernel built with kHwCvt converts e4m3fn / e5m2 in hardware: sm_89 on.
+template <bool kHwCvt>
+__host__ __device__ constexpr bool hardware_fp8() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return kHwCvt;
+#else
+    return false;
+#endif
+}
+
+// 8 values already divided by (or multiplied into) their scale as e4m3fn or e5m2 codes (`out` one of them),
+// by the hardware conversion where the arch has it: element i in byte i of the little-endian pair of words.
+__device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+    uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
+#pragma unroll
+    for (int i = 0; i < 4; ++i) pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
+    return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
+#else  // the same bytes in software (where no kernel calls it)
+    uint32_t w[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
+    return make_uint2(w[0], w[1]);
+#endif
+}
+
 // kChunks x 8 values already divided by (or multiplied into) their scale, encoded: per chunk, fp8 codes in
 // 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1). One branch on the format for all
 // chunks.
@@ -411,21 +445,9 @@ __device__ __forceinline__ void encode(const float (&v)[kChunks][8], DType out, 
         }
         return;
     }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    constexpr bool kHardware = kHwCvt;
-#else
-    constexpr bool kHardware = false;
-#endif
-    if constexpr (kHardware) {
-        const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+    if constexpr (hardware_fp8<kHwCvt>()) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-            uint32_t pairs[4];  // cvt writes element 2i in the low byte: two pairs make one little-endian word
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[c][2 * i], v[c][2 * i + 1]), __NV_SATFINITE, kind);
-            codes[c] = make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
-        }
+        for (int c = 0; c < kChunks; ++c) codes[c] = encode8_fp8_hardware(v[c], out);
     } else {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) {
