@@ -2,23 +2,26 @@
 //
 // A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
 // x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
-// 16-31 the next 8):
-//   1. Row by row, with the next row's loads in flight: activate, quantize rowwise right there
-//      when the rowwise output is asked for (a rowwise group, at most 128 outputs, spans 16 lanes of one row,
-//      reduced with warp shuffles as in the row kernels), fold into the 8 column amaxes, and park the fp32
-//      outputs in the thread's own slots of shared memory.
+// 16-31 the next 8). A thread's 8 rows have 8 slots of 32 bytes in shared memory, its own (thread-minor: no
+// bank conflicts, no barrier):
+//   0. Every row's inputs are requested at once by cp.async, each into the slot its outputs will take
+//      (16-byte IO; the unaligned variants load one row ahead into registers): 256 bytes a thread in flight
+//      without holding a register, where loads one row ahead left the kernel waiting on memory at 24 warps
+//      an SM (docs/perf.md, session 13).
+//   1. Row by row: activate, quantize rowwise right there when the rowwise output is asked for (a rowwise
+//      group, at most 128 outputs, spans 16 lanes of one row, reduced with warp shuffles as in the row
+//      kernels), fold into the 8 column amaxes, and park the fp32 outputs in the row's slot.
 //   2. Column amax: the thread's 8 rows, the other half-warp's 8 (a shuffle), then the warps of one
 //      columnwise block (16, 32 or 128 rows: 1, 2 or 8 warps) through 4 KB of shared memory.
 //   3. A column's 8 parked values of a thread share a divisor: encoded as one chunk they are 8 consecutive
 //      bytes of a transposed [H, M] output row; for [M, H] an 8 x 8 transpose in registers makes row chunks.
-//      The codes wait in parked slots already read, so a block needs 68 KB of shared memory and, at 80
-//      registers a thread, 3 blocks fit an SM (2 blocks with two rows ahead and a separate code tile: 10%
-//      slower).
-// The loops over rows and columns stay rolled: unrolled, the activation and encoding code eight times over
-// made the kernel 4-6x larger and its compile time 7x longer. The parked outputs are the thread's own, laid
-// out thread-minor (no bank conflicts, no barrier); in local memory instead they overflowed L1 (2.2 GB of
-// L2 traffic at 16384 x 7168, 37% of the copy's speed). Reading the input once for both outputs is the
-// point: the bytes equal two separate calls.
+//      Block scales with hardware fp8 codes (the common case) take an unrolled path that reads each slot
+//      once; the rest a rolled one (one copy of the general encoders). A block needs 68 KB of shared memory
+//      and, at 80 registers a thread, 3 blocks fit an SM.
+// The row loop stays rolled: unrolled, the activation code eight times over made the kernel 4-6x larger
+// and its compile time 7x longer. In local memory instead of shared, the parked outputs overflowed L1
+// (2.2 GB of L2 traffic at 16384 x 7168, 37% of the copy's speed). Reading the input once for both outputs
+// is the point: the bytes equal two separate calls.
 #pragma once
 
 #include "fused_quant.cuh"
