@@ -133,6 +133,31 @@ struct ColumnBlock {
     bool scale_writer;
 };
 
+// Where this thread stores column c's block scale: null unless it writes the block's scales and column c
+// exists.
+__device__ __forceinline__ uint8_t* column_scale_slot(const Params& p, const ColumnBlock& blk, int c) {
+    return blk.scale_writer && c < blk.valid ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
+}
+
+// A column's block scale from its amax `a`, stored at dst (column_scale_slot) unless null. Returns the
+// elements' multiplier (kMx: microscaling) or the fp32 scale. kMxfp8: the scheme is known to be MXFP8 (fp8
+// codes), so NVFP4's branch is left out.
+template <bool kHwCvt, bool kMx, bool kMxfp8 = false>
+__device__ __forceinline__ float store_column_scale(const Params& p, const ColumnBlock& blk, uint8_t* dst, float a) {
+    if constexpr (kMx) {
+        float mul;
+        uint8_t sbyte;
+        if constexpr (kMxfp8) mul = e8m0_reciprocal(sbyte = mx_scale(a, p.quant));
+        else sbyte = microscale<kHwCvt>(p, a, blk.s_enc, mul);
+        if (dst) *dst = sbyte;
+        return mul;
+    } else {
+        const float s = group_scale(a, blk.amax_bound, p.quant);
+        if (dst) store_scale(p.col_sg, dst, s);
+        return s;
+    }
+}
+
 // The column phase's fast path: block scales (MXFP8, or fp32 scales per 16/32/128 rows) and e4m3fn / e5m2
 // codes by the hardware conversion. Unrolled over the 8 columns, each 16-byte slot read once: per output a
 // quarter of a shared load, a multiply (or the three-instruction quotient), half a conversion. The column
@@ -153,18 +178,12 @@ __device__ __forceinline__ bool encode_columns_hardware(const Params& p, const P
             float v[8];
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = k == 0 ? q[i].x : k == 1 ? q[i].y : k == 2 ? q[i].z : q[i].w;
-            const bool writes = blk.scale_writer && c < blk.valid;
-            uint8_t* const scale_at = writes ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
-            if constexpr (kMx) {  // MXFP8 (the only microscaling scheme with fp8 codes)
-                const uint8_t e = mx_scale(amax[c], p.quant);
-                if (writes) *scale_at = e;
-                const float mul = e8m0_reciprocal(e);
+            const float scale = store_column_scale<true, kMx, kMx>(p, blk, column_scale_slot(p, blk, c), amax[c]);
+            if constexpr (kMx) {  // MXFP8 (the only microscaling scheme with fp8 codes): the multiplier
 #pragma unroll
-                for (int i = 0; i < 8; ++i) v[i] *= mul;
+                for (int i = 0; i < 8; ++i) v[i] *= scale;
             } else {
-                const float s = group_scale(amax[c], blk.amax_bound, p.quant);
-                if (writes) store_scale(p.col_sg, scale_at, s);
-                const Divisor d = divisor_of(s, p.quant);
+                const Divisor d = divisor_of(scale, p.quant);
                 if (p.quant.reciprocal) {
 #pragma unroll
                     for (int i = 0; i < 8; ++i) v[i] *= d.r;
@@ -209,19 +228,15 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[i] = parked.at(i, c);
         const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
-        const bool writes = blk.scale_writer && c < blk.valid;
-        uint8_t* const scale_at = writes ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
+        uint8_t* const scale_at = column_scale_slot(p, blk, c);
         uint2 code;
         if (mx) {
-            float mul;
-            const uint8_t sbyte = microscale<kHwCvt>(p, a, blk.s_enc, mul);
-            if (writes) *scale_at = sbyte;
+            const float mul = store_column_scale<kHwCvt, true>(p, blk, scale_at, a);
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] *= mul;
             code = encode8<kHwCvt>(v, p.quant.out);
         } else {
-            const float s = group_scale(a, blk.amax_bound, p.quant);
-            if (writes) store_scale(p.col_sg, scale_at, s);
+            const float s = store_column_scale<kHwCvt, false>(p, blk, scale_at, a);
             code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
         }
         park_code(parked.at(0, c), parked.at(1, c), code);
@@ -233,15 +248,7 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
 }
 
 // The 16-byte IO path's loads: row i's inputs (gate and up, 32 bytes; not gated, 16) copied straight into
-// the slots its outputs will take, then read back from there. `at`: where the thread's inputs start in a
-// row (the first 16 bytes, the second; interleaved, 16 consecutive inputs), the same in every row.
-template <class S>
-__device__ __forceinline__ GatePair input_columns(const Params& p, int j0) {
-    if constexpr (S::gate == GateKind::None) return {j0, 0};
-    else if constexpr (S::gate == GateKind::Interleaved) return {2 * j0, 2 * j0 + 8};
-    else return two_stream_columns(p, j0);
-}
-
+// the slots its outputs will take, then read back from there. `at`: input_columns, the same in every row.
 template <class S>
 __device__ __forceinline__ void request_row(const uint16_t* row, const GatePair& at, const ParkedSlots& parked, int i) {
     cp_async16(&parked.slot(i, 0), row + at.gate);
@@ -281,8 +288,7 @@ static_assert(kColThreadRows == 8, "wait_for_row counts 8 groups");
 template <class S>
 __device__ __forceinline__ void activate_row(const Params& p, const Raw8& r, int64_t m, const ParkedSlots& parked, int i,
                                              float (&y)[8]) {
-    constexpr bool kHasFastPath = S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None);
-    if constexpr (!kHasFastPath) {
+    if constexpr (!has_fast_activation<S>()) {
         activate8<S>(p, r, m, y);
     } else {
         if (!activate8_fast<S>(p, r, y)) {

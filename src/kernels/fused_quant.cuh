@@ -204,19 +204,21 @@ struct RawWords {
     uint4 a, b;
 };
 
+// Where the 16-byte path's inputs of the 8 outputs at column j0 start in a row: `gate` the first 16 bytes
+// (not gated: the only ones; interleaved: 16 consecutive inputs g0 u0 g1 u1 ... over both), `up` the second.
+template <class S>
+__device__ __forceinline__ GatePair input_columns(const Params& p, int j0) {
+    if constexpr (S::gate == GateKind::None) return {j0, 0};
+    else if constexpr (S::gate == GateKind::Interleaved) return {2 * j0, 2 * j0 + 8};
+    else return two_stream_columns(p, j0);
+}
+
 template <class S>
 __device__ __forceinline__ RawWords load_words(const Params& p, const uint16_t* row, int j0) {
     RawWords r{};
-    if constexpr (S::gate == GateKind::None) {
-        r.a = *reinterpret_cast<const uint4*>(row + j0);
-    } else if constexpr (S::gate == GateKind::Interleaved) {
-        r.a = *reinterpret_cast<const uint4*>(row + 2 * j0);
-        r.b = *reinterpret_cast<const uint4*>(row + 2 * j0 + 8);
-    } else {
-        const GatePair c = two_stream_columns(p, j0);
-        r.a = *reinterpret_cast<const uint4*>(row + c.gate);
-        r.b = *reinterpret_cast<const uint4*>(row + c.up);
-    }
+    const GatePair at = input_columns<S>(p, j0);
+    r.a = *reinterpret_cast<const uint4*>(row + at.gate);
+    if constexpr (S::gate != GateKind::None) r.b = *reinterpret_cast<const uint4*>(row + at.up);
     return r;
 }
 
@@ -314,14 +316,17 @@ __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float
     for (int i = 0; i < 8; ++i) y[i] = prob * y[i];
 }
 
+// The activations with a fast path (silu_fast.cuh): SiLU, and SwiGLU-OAI on a gate.
+template <class S>
+constexpr bool has_fast_activation() { return S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None); }
+
 // The fast path where every input of the 8 is inside its range (checked on the bits, all 8 at once):
 // eight independent chains with no clamp, flag or branch between them, so they interleave. False, with y
 // untouched, where it does not apply (rare: large magnitudes, Inf, NaN; other activations; rounded
 // intermediates): the caller takes the exact path. kPlain, kHwExp: as activate8.
 template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, float y[8]) {
-    constexpr bool kHasFastPath = S::act == Act::Silu || (S::act == Act::SwigluOai && S::gate != GateKind::None);
-    if constexpr (!kHasFastPath) {
+    if constexpr (!has_fast_activation<S>()) {
         return false;
     } else {
         if (!kPlain && p.rounding != Rounding::Fp32) return false;
@@ -413,6 +418,15 @@ __host__ __device__ constexpr bool hardware_fp8() {
 #endif
 }
 
+// 8 values already divided by (or multiplied into) their scale as codes of an 8-bit format `out` (not E2M1),
+// in software: element i in byte i of the little-endian pair of words.
+__device__ __forceinline__ uint2 encode8_bytes_software(const float (&v)[8], DType out) {
+    uint32_t w[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
+    return make_uint2(w[0], w[1]);
+}
+
 // 8 values already divided by (or multiplied into) their scale as e4m3fn or e5m2 codes (`out` one of them),
 // by the hardware conversion where the arch has it: element i in byte i of the little-endian pair of words.
 __device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType out) {
@@ -422,11 +436,8 @@ __device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType
 #pragma unroll
     for (int i = 0; i < 4; ++i) pairs[i] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * i], v[2 * i + 1]), __NV_SATFINITE, kind);
     return make_uint2(pairs[0] | (pairs[1] << 16), pairs[2] | (pairs[3] << 16));
-#else  // the same bytes in software (where no kernel calls it)
-    uint32_t w[2] = {0, 0};
-#pragma unroll
-    for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[i])) << (8 * (i % 4));
-    return make_uint2(w[0], w[1]);
+#else  // the same bytes (where no kernel calls it)
+    return encode8_bytes_software(v, out);
 #endif
 }
 
@@ -450,12 +461,7 @@ __device__ __forceinline__ void encode(const float (&v)[kChunks][8], DType out, 
         for (int c = 0; c < kChunks; ++c) codes[c] = encode8_fp8_hardware(v[c], out);
     } else {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-            uint32_t w[2] = {0, 0};
-#pragma unroll
-            for (int i = 0; i < 8; ++i) w[i / 4] |= uint32_t(encode_scaled(out, v[c][i])) << (8 * (i % 4));
-            codes[c] = make_uint2(w[0], w[1]);
-        }
+        for (int c = 0; c < kChunks; ++c) codes[c] = encode8_bytes_software(v[c], out);
     }
 }
 
