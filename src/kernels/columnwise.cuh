@@ -477,16 +477,14 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, false)));
         if (c.rowwise() && c.scheme == Scheme::PerToken)
-            FQ_TRY(launch(token_quant<S, kVec, kHwCvt>, dim3(unsigned(c.rows + padding_rows_total(p))), dim3(kTokenThreads),
-                          a, kPdl, p));
+            FQ_TRY((launch_token_quant<S, kVec, kHwCvt, kPdl>(a, p)));
         if (c.rowwise() && c.scheme != Scheme::PerToken && !per_tensor)
             FQ_TRY(launch_zero_scale_padding(a, c.scales, p.scales, p.scale_blocks, true));
         if (!per_tensor) FQ_TRY(launch_zero_scale_padding(a, c.col_scales, p.col_scales, c.scale_batch, false));
         const ColumnRuns r = column_runs(c);
         const int64_t tiles_per_run = r.tiles_per_run(), runs = r.runs;
         const auto kernel = columnwise_quant<S, kVec, kHwCvt>;
-        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kColParkedBytes)) != cudaSuccess)
-            return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", kColParkedBytes);
+        FQ_TRY((allow_dynamic_smem<columnwise_quant<S, kVec, kHwCvt>>(a, int(kColParkedBytes))));
         if (runs * tiles_per_run > 0)
             FQ_TRY(launch_smem(kernel, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads), kColParkedBytes, a,
                                kPdl, p, tiles_per_run));
