@@ -298,9 +298,13 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.in_pad = 24; cases.push_back(c); }                   // strided rows
     { Case c; c.misalign = 1; cases.push_back(c); }                  // unaligned pointer
     { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.cols = 3000; cases.push_back(c); }
-    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 3; c.cols = 24576; cases.push_back(c); }  // widest parked row
-    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 3; c.cols = 24584; cases.push_back(c); }  // past it: re-read
-    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 2; c.cols = 24589; cases.push_back(c); }  // the same, width % 8 != 0
+    // Per-token: the widest parked row, past it (re-read), unaligned past it; few rows take 1024-thread blocks, 600
+    // rows (on an H100's 132 SMs) 256-thread ones.
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 3; c.cols = 24576; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 3; c.cols = 24584; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 2; c.cols = 24589; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 600; c.cols = 24584; cases.push_back(c); }
+    { Case c; c.scheme = FQ_SCHEME_PER_TOKEN; c.rows = 600; c.cols = 5000; cases.push_back(c); }
     { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.rows = 33; cases.push_back(c); }
     { Case c; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; cases.push_back(c); }
     { Case c; c.rows = 300; c.cols = 2048; cases.push_back(c); }     // the 4-rows-per-block path

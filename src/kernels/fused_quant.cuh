@@ -24,6 +24,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
@@ -38,7 +39,7 @@
 namespace fq::cuda {
 
 constexpr int kThreads = 128;       // group_quant block: 128 threads x 8 = 1024 outputs of one row
-constexpr int kTokenThreads = 256;  // token_quant block
+constexpr int kTokenThreads = 256;  // token_quant block, where the rows fill the GPU
 
 // How a thread finds its gate and up inputs.
 enum class GateKind { None, TwoStreams /* split, block-interleaved */, Interleaved };
@@ -974,20 +975,26 @@ __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColu
 }
 
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
-// Pass 1 activates the row, kTokenStep outputs a step (8 a thread; the next step's inputs in flight while this
-// one is activated), and reduces its amax over the block; pass 2 quantizes. kParked: pass 1 parks its outputs
-// in dynamic shared memory, float4 slot (step, half, thread) -- thread-minor, so no bank conflicts, and each
-// thread reads back only its own slots (no barrier for them) -- so the row is read from memory and activated
-// once. Rows past kTokenParkMaxSteps steps (which would not fit the 99 KB an sm_86/89 block may have) read
-// their inputs again in pass 2 (from L2) and activate them again: silu + fp8 per-token 16384 x 7168 ran at
-// 45% of copy that way on the H100 (docs/perf.md).
-constexpr int kTokenStep = kTokenThreads * 8;
-constexpr int kTokenStepBytes = kTokenStep * 4;  // one step's parked fp32 outputs (8 KB)
-constexpr int kTokenParkMaxSteps = 12;           // 24576 outputs a row, 96 KB
+// Pass 1 activates the row, a step of blockDim.x * 8 outputs at a time (8 a thread; the next step's inputs in
+// flight while this one is activated), and reduces its amax over the block; pass 2 quantizes. kParked: pass 1
+// parks its outputs in dynamic shared memory, float4 slot (step, half, thread) -- thread-minor, so no bank
+// conflicts, and each thread reads back only its own slots (no barrier for them) -- so the row is read from
+// memory and activated once. Rows wider than kTokenParkMaxOutputs (96 KB of fp32: an sm_86/89 block may have
+// 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did: silu +
+// fp8 per-token 16384 x 7168 ran at 45% of the copy's speed on the H100 (docs/perf.md, session 14).
+// Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU (token_block_threads):
+// a row's latency is then its number of steps (T = 1 x 18432: 9 steps of 256 threads took 9.3 us).
+constexpr int kTokenMaxThreads = 1024;
+constexpr int kTokenParkMaxOutputs = 24576;
+
+inline int token_block_threads(int64_t rows, int sm_count) {
+    const int64_t wanted = int64_t(sm_count) * 1024 / std::max<int64_t>(rows, 1);  // ~1024 threads an SM
+    return wanted > 512 ? 1024 : wanted > 256 ? 512 : kTokenThreads;
+}
 
 template <class S, bool kVec, bool kHwCvt, bool kParked>
-__global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
-    extern __shared__ float4 parked[];  // kParked: [step][2][kTokenThreads]
+__global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) {
+    extern __shared__ float4 parked[];  // kParked: [step][2][blockDim.x]
     wait_for_producer();
     const int64_t m = blockIdx.x;
     if (m >= p.rows) {  // padding rows of a column-major TMA or swizzled scale layout
@@ -997,42 +1004,41 @@ __global__ void __launch_bounds__(kTokenThreads) token_quant(const Params p) {
     }
     const RowOwner o = row_owner(p, m);
     if (o.expert < 0) return;
-    const int first = int(threadIdx.x) * 8;
+    const int threads = int(blockDim.x), stride = threads * 8, first = int(threadIdx.x) * 8;
     float a = 0.0f;
     Raw8 raw;
     if (first < p.cols) raw = load_raw<S, kVec>(p, m, first);
-    for (int j0 = first, step = 0; j0 < p.cols; j0 += kTokenStep, ++step) {
+    for (int j0 = first, step = 0; j0 < p.cols; j0 += stride, ++step) {
         Raw8 next;
-        if (j0 + kTokenStep < p.cols) next = load_raw<S, kVec>(p, m, j0 + kTokenStep);
+        if (j0 + stride < p.cols) next = load_raw<S, kVec>(p, m, j0 + stride);
         float y[8];
         activate8<S>(p, raw, m, y);
         a = fmaxf(a, amax8(y, outputs_left(p, j0)));
         if constexpr (kParked) {
-            float4* slot = parked + 2 * step * kTokenThreads + threadIdx.x;
+            float4* slot = parked + 2 * step * threads + threadIdx.x;
             slot[0] = make_float4(y[0], y[1], y[2], y[3]);
-            slot[kTokenThreads] = make_float4(y[4], y[5], y[6], y[7]);
+            slot[threads] = make_float4(y[4], y[5], y[6], y[7]);
         }
         raw = next;
     }
     let_consumer_start();
-    __shared__ float warp_amax[kTokenThreads / 32];
+    __shared__ float warp_amax[kTokenMaxThreads / 32];
     for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
     if ((threadIdx.x & 31) == 0) warp_amax[threadIdx.x / 32] = a;
     __syncthreads();
     a = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kTokenThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
+    for (int w = 0; w < threads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     const float s = group_scale(a, upper_bound(p), p.quant);
     const Divisor d = divisor_of(s, p.quant);
     if (threadIdx.x == 0) {
         store_scale(p.sg, p.scales + o.block + row_scale_offset(p, o.scale_row, 0), s);
         zero_scale_padding(p, p.scales + o.block, o.scale_row, 0);
     }
-    for (int j0 = first, step = 0; j0 < p.cols; j0 += kTokenStep, ++step) {
+    for (int j0 = first, step = 0; j0 < p.cols; j0 += stride, ++step) {
         float y[8];
         if constexpr (kParked) {
-            const float4* slot = parked + 2 * step * kTokenThreads + threadIdx.x;
-            const float4 lo = slot[0], hi = slot[kTokenThreads];
+            const float4* slot = parked + 2 * step * threads + threadIdx.x;
+            const float4 lo = slot[0], hi = slot[threads];
             y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
         } else {
             activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
@@ -1217,10 +1223,11 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
 template <class S, bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t launch_token_quant(const LaunchArgs& a, const Params& p) {
     const dim3 grid(unsigned(p.rows + padding_rows_total(p)));
-    const int64_t steps = ceil_div(int64_t(p.cols), int64_t(kTokenStep));
-    if (steps > kTokenParkMaxSteps) return launch(token_quant<S, kVec, kHwCvt, false>, grid, dim3(kTokenThreads), a, kPdl, p);
-    FQ_TRY((allow_dynamic_smem<token_quant<S, kVec, kHwCvt, true>>(a, kTokenParkMaxSteps * kTokenStepBytes)));
-    return launch_smem(token_quant<S, kVec, kHwCvt, true>, grid, dim3(kTokenThreads), size_t(steps) * kTokenStepBytes, a, kPdl, p);
+    const int threads = token_block_threads(p.rows, a.sm_count);
+    if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, kVec, kHwCvt, false>, grid, dim3(threads), a, kPdl, p);
+    const int64_t steps = ceil_div(int64_t(p.cols), int64_t(threads) * 8);
+    FQ_TRY((allow_dynamic_smem<token_quant<S, kVec, kHwCvt, true>>(a, kTokenParkMaxOutputs * 4)));
+    return launch_smem(token_quant<S, kVec, kHwCvt, true>, grid, dim3(threads), size_t(steps * threads) * 32, a, kPdl, p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
