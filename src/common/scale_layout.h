@@ -90,7 +90,7 @@ struct ScaleStrides {
     int64_t cols4, col;            // bytes per 4 scale columns, per column within them
 };
 
-inline ScaleStrides scale_strides(const ScaleGeometry& g) {
+FQ_HD ScaleStrides scale_strides(const ScaleGeometry& g) {
     const int64_t eb = g.elem_bytes;
     switch (g.layout) {
         case ScaleLayout::RowMajor: return {128 * g.ld * eb, 32 * g.ld * eb, g.ld * eb, 4 * eb, eb};

@@ -127,16 +127,18 @@ struct ParkedSlots {
 struct ColumnBlock {
     float amax_bound;  // the scale upper bound (fp32-scale schemes)
     float s_enc;       // NVFP4's S_enc of the block's expert
-    uint8_t* scales;   // the run's scale block
-    int64_t b;         // the block's index down the column
-    int j0, valid;     // the thread's first column, how many exist
+    uint8_t* scale0;   // where the scale of the thread's first column (j0) and this block goes
+    int64_t scale_step;  // bytes from one column's scale to the next (the layout's row stride, see below)
+    int valid;           // how many of the thread's 8 columns exist
     bool scale_writer;
 };
 
 // Where this thread stores column c's block scale: null unless it writes the block's scales and column c
-// exists.
-__device__ __forceinline__ uint8_t* column_scale_slot(const Params& p, const ColumnBlock& blk, int c) {
-    return blk.scale_writer && c < blk.valid ? blk.scales + scale_offset(p.col_sg, blk.j0 + c, blk.b) : nullptr;
+// exists. The columnwise scales are S[j, b] (a row per output column j): within a run of 8 rows starting at
+// a multiple of 8 every SPEC layout is affine in the row (ScaleStrides::row), so one offset and a step serve
+// the 8 columns (eight full offsets cost the writer lanes ~54 instructions a column: docs/perf.md, session 14).
+__device__ __forceinline__ uint8_t* column_scale_slot(const ColumnBlock& blk, int c) {
+    return blk.scale_writer && c < blk.valid ? blk.scale0 + c * blk.scale_step : nullptr;
 }
 
 // A column's block scale from its amax `a`, stored at dst (column_scale_slot) unless null. Returns the
@@ -178,7 +180,7 @@ __device__ __forceinline__ bool encode_columns_hardware(const Params& p, const P
             float v[8];
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = k == 0 ? q[i].x : k == 1 ? q[i].y : k == 2 ? q[i].z : q[i].w;
-            const float scale = store_column_scale<true, kMx, kMx>(p, blk, column_scale_slot(p, blk, c), amax[c]);
+            const float scale = store_column_scale<true, kMx, kMx>(p, blk, column_scale_slot(blk, c), amax[c]);
             if constexpr (kMx) {  // MXFP8 (the only microscaling scheme with fp8 codes): the multiplier
 #pragma unroll
                 for (int i = 0; i < 8; ++i) v[i] *= scale;
@@ -228,7 +230,7 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[i] = parked.at(i, c);
         const float a = amax[0];  // column c's (the amaxes rotate below: a rolled loop indexes no array)
-        uint8_t* const scale_at = column_scale_slot(p, blk, c);
+        uint8_t* const scale_at = column_scale_slot(blk, c);
         uint2 code;
         if (mx) {
             const float mul = store_column_scale<kHwCvt, true>(p, blk, scale_at, a);
@@ -407,9 +409,8 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes.
     const ColumnBlock blk{row_bound,
                           p.scheme == Scheme::Nvfp4 ? tensor_scale_of(p, block_expert) : 0.0f,
-                          p.col_scales + run * p.col_sg.bytes,
-                          (r0 - run_first + block_first) / bc,
-                          j0,
+                          p.col_scales + run * p.col_sg.bytes + scale_offset(p.col_sg, j0, (r0 - run_first + block_first) / bc),
+                          scale_strides(p.col_sg).row,
                           valid,
                           lane < 16 && warp % block_warps == 0};
     uint2 codes[8];
