@@ -115,14 +115,6 @@ __device__ __forceinline__ void store_code_bytes(uint8_t* dst, uint2 w, int n, u
     }
 }
 
-// The thread's parked outputs: row i's columns 4h..4h+3 in slot (i, h), each slot a float4 of the thread's
-// own (thread-minor: a warp's 16-byte accesses are conflict-free).
-struct ParkedSlots {
-    float4* base;  // slot (0, 0) of this thread
-    __device__ __forceinline__ float4& slot(int i, int h) const { return base[(i * 2 + h) * kColThreads]; }
-    __device__ __forceinline__ float& at(int i, int c) const { return reinterpret_cast<float*>(&slot(i, c / 4))[c % 4]; }
-};
-
 // What the column phase needs besides the outputs.
 struct ColumnBlock {
     float amax_bound;  // the scale upper bound (fp32-scale schemes)
@@ -212,8 +204,8 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
     if (is_per_tensor(p.scheme)) {  // no blocks: each row with its own expert's tensor scale
 #pragma unroll 1
         for (int i = 0; i < kColThreadRows; ++i) {
-            const float4 lo = parked.slot(i, 0), hi = parked.slot(i, 1);
-            const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            float v[8];
+            parked.unpark(i, v);
             const float t = tensor_scale_of(p, max(row_expert[i], 0));
             park_code(parked.at(i, 0), parked.at(i, 1), quantize8<kHwCvt>(v, amax8(v, 8), divisor_of(t, p.quant), p.quant));
         }
@@ -297,8 +289,7 @@ __device__ __forceinline__ void activate_row(const Params& p, const Raw8& r, int
             const Raw8 local = r;  // indexed at run time below
 #pragma unroll 1
             for (int k = 0; k < 8; ++k) parked.at(i, k) = activated<S, false>(p, local, k);
-            const float4 lo = parked.slot(i, 0), hi = parked.slot(i, 1);
-            y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
+            parked.unpark(i, y);
         }
         apply_row_prob(p, m, y);
     }
@@ -309,7 +300,7 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     extern __shared__ float4 parked_quads[];                   // [row i][half h][thread]
     __shared__ int row_expert[kColTileRows];                   // -1: row not owned (or past the run)
     __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
-    const ParkedSlots parked{parked_quads + threadIdx.x};
+    const ParkedSlots parked{parked_quads + threadIdx.x, kColThreads};
 
     wait_for_producer();
     const int64_t run = int64_t(blockIdx.x) / tiles_per_run, tile = int64_t(blockIdx.x) % tiles_per_run;
@@ -376,8 +367,7 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
         }
 #pragma unroll
         for (int c = 0; c < 8; ++c) amax[c] = fmaxf(amax[c], fabsf(y[c]));
-        parked.slot(i, 0) = make_float4(y[0], y[1], y[2], y[3]);
-        parked.slot(i, 1) = make_float4(y[4], y[5], y[6], y[7]);
+        parked.park(i, y);
         if constexpr (!kVec) cur = next;
     }
 
@@ -407,10 +397,11 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     if (block_expert < 0 || !col_ok) return;
 
     // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes.
+    const ScaleStrides col_strides = scale_strides(p.col_sg);
     const ColumnBlock blk{row_bound,
                           p.scheme == Scheme::Nvfp4 ? tensor_scale_of(p, block_expert) : 0.0f,
-                          p.col_scales + run * p.col_sg.bytes + scale_offset(p.col_sg, j0, (r0 - run_first + block_first) / bc),
-                          scale_strides(p.col_sg).row,
+                          p.col_scales + run * p.col_sg.bytes + scale_offset(col_strides, j0, (r0 - run_first + block_first) / bc),
+                          col_strides.row,
                           valid,
                           lane < 16 && warp % block_warps == 0};
     uint2 codes[8];
@@ -484,8 +475,8 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
         if (!per_tensor) FQ_TRY(launch_zero_scale_padding(a, c.col_scales, p.col_scales, c.scale_batch, false));
         const ColumnRuns r = column_runs(c);
         const int64_t tiles_per_run = r.tiles_per_run(), runs = r.runs;
-        const auto kernel = columnwise_quant<S, kVec, kHwCvt>;
-        FQ_TRY((allow_dynamic_smem<columnwise_quant<S, kVec, kHwCvt>>(a, int(kColParkedBytes))));
+        constexpr auto kernel = columnwise_quant<S, kVec, kHwCvt>;
+        FQ_TRY((allow_dynamic_smem<kernel, kColParkedBytes>(a)));
         if (runs * tiles_per_run > 0)
             FQ_TRY(launch_smem(kernel, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads), kColParkedBytes, a,
                                kPdl, p, tiles_per_run));

@@ -974,11 +974,29 @@ __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColu
         store_scale(p.sg, p.scales + row_scale_offset(p, m0 + r, kg), runs[kk][r]);
 }
 
+// ---- Outputs parked in shared memory (token_quant, columnwise_quant) ---------------------------------
+// A thread's parked fp32 outputs, 8 a row (or step) i: columns 4h .. 4h + 3 in float4 slot (i, h), slots of
+// neighbouring threads adjacent (thread-minor, `stride` threads a slot row: a warp's 16-byte accesses are
+// conflict-free, and a thread reads back only its own slots, so no barrier).
+struct ParkedSlots {
+    float4* base;  // slot (0, 0) of this thread
+    int stride;    // the block's threads
+    __device__ __forceinline__ float4& slot(int i, int h) const { return base[(i * 2 + h) * stride]; }
+    __device__ __forceinline__ float& at(int i, int c) const { return reinterpret_cast<float*>(&slot(i, c / 4))[c % 4]; }
+    __device__ __forceinline__ void park(int i, const float (&y)[8]) const {
+        slot(i, 0) = make_float4(y[0], y[1], y[2], y[3]);
+        slot(i, 1) = make_float4(y[4], y[5], y[6], y[7]);
+    }
+    __device__ __forceinline__ void unpark(int i, float (&y)[8]) const {
+        const float4 lo = slot(i, 0), hi = slot(i, 1);
+        y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
+    }
+};
+
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
 // Pass 1 activates the row, a step of blockDim.x * 8 outputs at a time (8 a thread; the next step's inputs in
 // flight while this one is activated), and reduces its amax over the block; pass 2 quantizes. kParked: pass 1
-// parks its outputs in dynamic shared memory, float4 slot (step, half, thread) -- thread-minor, so no bank
-// conflicts, and each thread reads back only its own slots (no barrier for them) -- so the row is read from
+// parks its outputs in dynamic shared memory (ParkedSlots, a slot row per step), so the row is read from
 // memory and activated once. Rows wider than kTokenParkMaxOutputs (96 KB of fp32: an sm_86/89 block may have
 // 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did: silu +
 // fp8 per-token 16384 x 7168 ran at 45% of the copy's speed on the H100 (docs/perf.md, session 14).
@@ -986,6 +1004,7 @@ __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColu
 // a row's latency is then its number of steps (T = 1 x 18432: 9 steps of 256 threads took 9.3 us).
 constexpr int kTokenMaxThreads = 1024;
 constexpr int kTokenParkMaxOutputs = 24576;
+constexpr size_t kTokenParkMaxBytes = kTokenParkMaxOutputs * sizeof(float);
 
 inline int token_block_threads(int64_t rows, int sm_count) {
     const int64_t wanted = int64_t(sm_count) * 1024 / std::max<int64_t>(rows, 1);  // ~1024 threads an SM
@@ -994,7 +1013,7 @@ inline int token_block_threads(int64_t rows, int sm_count) {
 
 template <class S, bool kVec, bool kHwCvt, bool kParked>
 __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) {
-    extern __shared__ float4 parked[];  // kParked: [step][2][blockDim.x]
+    extern __shared__ float4 parked_quads[];  // kParked: [step][half][thread]
     wait_for_producer();
     const int64_t m = blockIdx.x;
     if (m >= p.rows) {  // padding rows of a column-major TMA or swizzled scale layout
@@ -1005,6 +1024,7 @@ __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) 
     const RowOwner o = row_owner(p, m);
     if (o.expert < 0) return;
     const int threads = int(blockDim.x), stride = threads * 8, first = int(threadIdx.x) * 8;
+    const ParkedSlots parked{parked_quads + threadIdx.x, threads};
     float a = 0.0f;
     Raw8 raw;
     if (first < p.cols) raw = load_raw<S, kVec>(p, m, first);
@@ -1014,11 +1034,7 @@ __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) 
         float y[8];
         activate8<S>(p, raw, m, y);
         a = fmaxf(a, amax8(y, outputs_left(p, j0)));
-        if constexpr (kParked) {
-            float4* slot = parked + 2 * step * threads + threadIdx.x;
-            slot[0] = make_float4(y[0], y[1], y[2], y[3]);
-            slot[threads] = make_float4(y[4], y[5], y[6], y[7]);
-        }
+        if constexpr (kParked) parked.park(step, y);
         raw = next;
     }
     let_consumer_start();
@@ -1036,13 +1052,8 @@ __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) 
     }
     for (int j0 = first, step = 0; j0 < p.cols; j0 += stride, ++step) {
         float y[8];
-        if constexpr (kParked) {
-            const float4* slot = parked + 2 * step * threads + threadIdx.x;
-            const float4 lo = slot[0], hi = slot[threads];
-            y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
-        } else {
-            activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
-        }
+        if constexpr (kParked) parked.unpark(step, y);
+        else activate8<S>(p, load_raw<S, kVec>(p, m, j0), m, y);
         store8<kVec>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, a, d, p.quant), outputs_left(p, j0));
     }
 }
@@ -1109,17 +1120,18 @@ fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const 
     return launch_error(e);
 }
 
-// Lets kKernel take up to `bytes` of dynamic shared memory on the launch's device. cudaFuncSetAttribute runs
-// once per kernel and device (a bit per device ordinal below 64; others set it on every call), not on every
-// launch. (A cudaDeviceReset would drop the attribute unseen: a library in an engine does not outlive that.)
-template <auto kKernel>
-fqStatus_t allow_dynamic_smem(const LaunchArgs& a, int bytes) {
+// Lets kKernel take up to kMaxBytes (its largest launch) of dynamic shared memory on the launch's device.
+// cudaFuncSetAttribute runs once per kernel and device (a bit per device ordinal below 64; others set it on
+// every call), not on every launch. (A cudaDeviceReset would drop the attribute unseen: a library in an
+// engine does not outlive that.)
+template <auto kKernel, size_t kMaxBytes>
+fqStatus_t allow_dynamic_smem(const LaunchArgs& a) {
     static std::atomic<uint64_t> done{0};
     const uint64_t bit = a.device >= 0 && a.device < 64 ? uint64_t(1) << a.device : 0;
     if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
-    if (cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) {
+    if (cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxBytes)) != cudaSuccess) {
         (void)cudaGetLastError();
-        return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", bytes);
+        return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", kMaxBytes);
     }
     done.fetch_or(bit, std::memory_order_release);
     return FQ_STATUS_SUCCESS;
@@ -1225,9 +1237,10 @@ fqStatus_t launch_token_quant(const LaunchArgs& a, const Params& p) {
     const dim3 grid(unsigned(p.rows + padding_rows_total(p)));
     const int threads = token_block_threads(p.rows, a.sm_count);
     if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, kVec, kHwCvt, false>, grid, dim3(threads), a, kPdl, p);
-    const int64_t steps = ceil_div(int64_t(p.cols), int64_t(threads) * 8);
-    FQ_TRY((allow_dynamic_smem<token_quant<S, kVec, kHwCvt, true>>(a, kTokenParkMaxOutputs * 4)));
-    return launch_smem(token_quant<S, kVec, kHwCvt, true>, grid, dim3(threads), size_t(steps * threads) * 32, a, kPdl, p);
+    constexpr auto kernel = token_quant<S, kVec, kHwCvt, true>;
+    FQ_TRY((allow_dynamic_smem<kernel, kTokenParkMaxBytes>(a)));
+    const int64_t steps = ceil_div(int64_t(p.cols), int64_t(threads) * 8);  // a slot row (8 floats a thread) each
+    return launch_smem(kernel, grid, dim3(threads), size_t(steps * threads) * 8 * sizeof(float), a, kPdl, p);
 }
 
 template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
