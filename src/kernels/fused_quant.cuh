@@ -9,8 +9,9 @@
 //                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
 //                 padding included; any rounding mode, MoE layout (several rows a block), routing
 //                 probability
-//   plain_quant   the same for FP32 intermediates without MoE or probability, 16 outputs a thread (two
-//                 chunks in one group): fewer instructions per output, where the problem fills the GPU
+//   plain_quant   the same for FP32 intermediates, 16 outputs a thread (two chunks in one group): fewer
+//                 instructions per output, where the problem fills the GPU; one row a block (MoE rows
+//                 looked up per block)
 //   token_quant   one block per row: amax pass (outputs parked in shared memory), block reduction, quantize
 //                 pass
 //   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
@@ -118,7 +119,7 @@ __device__ __forceinline__ RowOwner owned_by(const Params& p, int e, int64_t r) 
 
 __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
     if (p.moe == MoeLayout::Masked) {
-        const int e = int(r / p.expert_rows);
+        const int e = int(unsigned(r) / unsigned(p.expert_rows));  // rows < 2^31 (refuse_common); 64-bit: ~70 instructions
         const RowRange range = masked_rows(p.moe_counts, e, p.expert_rows);
         RowOwner o = owned_by(p, e, r);
         const bool owned = o.scale_row < range.count;  // past the count, the rest of the expert's slot is unowned
@@ -366,7 +367,7 @@ __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, f
 }
 
 // The 8 outputs of r at row m, routing probability included (SPEC §2). kPlain: the launch guarantees FP32
-// intermediates and no routing probability. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in
+// intermediates. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in
 // place of the portable one, nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their
 // fast paths in either kernel (the general one tests the rounding mode at run time).
 template <class S, bool kPlain = false, bool kHwExp = false>
@@ -375,7 +376,7 @@ __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_
 #pragma unroll
         for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     }
-    if constexpr (!kPlain) apply_row_prob(p, m, y);
+    apply_row_prob(p, m, y);
 }
 
 // ---- Quantizing 8 outputs --------------------------------------------------------------------------
@@ -741,6 +742,9 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 #define FQ_GROUP_MIN_BLOCKS 12
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
+#ifndef FQ_MOE_MIN_BLOCKS  // the same for plain_quant_moe
+#define FQ_MOE_MIN_BLOCKS 10
+#endif
 
 // One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
 inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
@@ -770,42 +774,18 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
 }
 
-// One row tile of the general kernel: 8 outputs a thread of row b (owned by o.expert) from column j0.
-template <class S, bool kVec, bool kHwCvt, bool kMx>
-__device__ __forceinline__ void group_row(const Params& p, const RowOwner& o, int64_t b, int j0, bool col_ok) {
-    Raw8 raw;
-    if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
-    let_consumer_start();
-    float y[8];
-    if (col_ok) activate8<S>(p, raw, b, y);
-    const RowScaleInputs<kMx> in(p, o.expert);
-    // Every lane of the warp takes part: the group amax is a warp shuffle.
-    quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
-}
-
-// The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
-// columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row); rows no
-// expert owns are skipped, runs of them at once. Blocks past the rows write the scale layouts' padding rows
-// (zeros), kPadRowsPerBlock rows each. Several rows a block for MoE problems (launch_group_quant): a skewed
-// MASKED problem is half unowned rows, and a block per row launched ~2x more blocks than did work (the
-// block launch rate then bounds the kernel); a CONTIGUOUS block looks its owner up once a run, not once a
-// row. One row a block (every other problem: small batches, where the time is one thread's latency) takes
-// the straight path, without the loop.
-template <class S, bool kVec, bool kHwCvt, bool kMx>
-__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
-    wait_for_producer();
-    const int j0 = tile_first_output<false>();
-    const int64_t bx = block_row<false>();
-    if (bx >= p.row_blocks) {
-        let_consumer_start();
-        zero_padding_rows<kMx>(p, p.rows + (bx - p.row_blocks), j0 - int(threadIdx.x) * 8, kThreads * 8);
-        return;
-    }
-    const bool col_ok = j0 < p.cols;
+// The rows of block row bx that some expert owns, each with its owner: row(owner, r). Several rows a block
+// for MoE problems (p.rows_per_block, set at launch): a skewed MASKED problem is half unowned rows, and a
+// block per row launched ~2x more blocks than did work (the block launch rate then bounds the kernel); each
+// block looks its owners up once a run of rows, not once a row (a lookup is one or more dependent loads
+// before the row's own: one row a block spent most of its time waiting on them, docs/perf.md session 15).
+// Unowned runs are skipped at once. One row a block (every other problem: small batches, where the time is
+// one thread's latency) takes the straight path, without the loop.
+template <class RowFn>
+__device__ __forceinline__ void for_each_owned_row(const Params& p, int64_t bx, RowFn&& row) {
     if (p.rows_per_block == 1) {
         const RowOwner o = row_owner(p, bx);
-        if (o.expert >= 0) group_row<S, kVec, kHwCvt, kMx>(p, o, bx, j0, col_ok);
-        let_consumer_start();
+        if (o.expert >= 0) row(o, bx);
         return;
     }
     // 32-bit row indices: refuse_common keeps rows below 2^31. The owner of rows [.., same_until) (expert -1:
@@ -822,14 +802,45 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
             b = same_until - 1;
             continue;
         }
-        group_row<S, kVec, kHwCvt, kMx>(p, owned_by(p, expert, b), b, j0, col_ok);
+        row(owned_by(p, expert, b), int64_t(b));
     }
+}
+
+// One row tile of the general kernel: 8 outputs a thread of row b (owned by o.expert) from column j0.
+template <class S, bool kVec, bool kHwCvt, bool kMx>
+__device__ __forceinline__ void group_row(const Params& p, const RowOwner& o, int64_t b, int j0, bool col_ok) {
+    Raw8 raw;
+    if (col_ok) raw = load_raw<S, kVec>(p, b, j0);
+    let_consumer_start();
+    float y[8];
+    if (col_ok) activate8<S>(p, raw, b, y);
+    const RowScaleInputs<kMx> in(p, o.expert);
+    // Every lane of the warp takes part: the group amax is a warp shuffle.
+    quantize_activated<kVec, kHwCvt, kMx>(p, o, b, j0, col_ok ? outputs_at<kVec>(p, j0) : 0, y, in.tensor_scale, in.bound);
+}
+
+// The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
+// columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row; rows no
+// expert owns skipped: for_each_owned_row). Blocks past the rows write the scale layouts' padding rows
+// (zeros), kPadRowsPerBlock rows each.
+template <class S, bool kVec, bool kHwCvt, bool kMx>
+__global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
+    wait_for_producer();
+    const int j0 = tile_first_output<false>();
+    const int64_t bx = block_row<false>();
+    if (bx >= p.row_blocks) {
+        let_consumer_start();
+        zero_padding_rows<kMx>(p, p.rows + (bx - p.row_blocks), j0 - int(threadIdx.x) * 8, kThreads * 8);
+        return;
+    }
+    const bool col_ok = j0 < p.cols;
+    for_each_owned_row(p, bx, [&](const RowOwner& o, int64_t b) { group_row<S, kVec, kHwCvt, kMx>(p, o, b, j0, col_ok); });
     let_consumer_start();
 }
 
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
-// For problems with FP32 intermediates, no MoE layout and no routing probability (decided at launch), so
-// it carries no code for the other rounding modes, row owners and probabilities. On the H100 the group
+// For problems with FP32 intermediates (decided at launch), so it carries no code for the other rounding
+// modes; a block's row owner (MoE) and probability are block-uniform branches. On the H100 the group
 // kernels are bound by instruction issue (docs/perf.md), and most of a thread's instructions are per
 // thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
 // two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
@@ -881,7 +892,26 @@ __device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int
     plain_outputs<S, true, false>(p, m, j, valid, y);
 }
 
-// kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
+// Row b's chunks A and B (columns j, valid outputs each) activated and quantized, b owned by o.expert.
+template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp>
+__device__ __forceinline__ void plain_row(const Params& p, const RowOwner& o, int64_t b, const int (&j)[2], const int (&valid)[2]) {
+    float y[2][8];
+    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
+    const RowScaleInputs<kMx> in(p, o.expert);
+    quantize_activated<2, kVec, kHwCvt, kMx>(p, o, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
+}
+
+// This thread's chunks of the block's column tile: first columns and valid outputs.
+template <bool kVec>
+__device__ __forceinline__ void plain_chunks(const Params& p, int (&j)[2], int (&valid)[2]) {
+    j[0] = plain_chunk_a(p, int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512);
+    j[1] = j[0] + (8 << p.pair_shift);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) valid[c] = j[c] < p.cols ? outputs_at<kVec>(p, j[c]) : 0;
+}
+
+// Block (b, t): output columns [t, t + 1) * tile of row b, then the padding-row blocks. No MoE layout. kHwExp
+// (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
 template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
     wait_for_producer();
@@ -891,14 +921,29 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
         zero_padding_rows<kMx>(p, b, int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
         return;
     }
-    const int ja = plain_chunk_a(p, int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512);
-    const int jb = ja + (8 << p.pair_shift);
-    const int j[2] = {ja, jb};
-    const int valid[2] = {ja < p.cols ? outputs_at<kVec>(p, ja) : 0, jb < p.cols ? outputs_at<kVec>(p, jb) : 0};
-    float y[2][8];
-    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
-    const RowScaleInputs<kMx> in(p, 0);
-    quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
+    int j[2], valid[2];
+    plain_chunks<kVec>(p, j, valid);
+    plain_row<S, kVec, kHwCvt, kMx, kHwExp>(p, RowOwner{0, b, 0}, b, j, valid);
+}
+
+// The same for MoE layouts: block (b, t) runs rows [b, b + 1) * p.rows_per_block, those no expert owns
+// skipped (for_each_owned_row). Its own kernel: the row loop's state under plain_quant's register bound
+// spilled ~200 bytes a thread (ptxas), and plain_quant has to stay as it is for dense problems. Gated
+// shapes, the 16-byte path (launch_group_quant; the rest takes the general kernel).
+constexpr int kMoeMinBlocks = FQ_MOE_MIN_BLOCKS;
+template <class S, bool kHwCvt, bool kMx>
+__global__ void __launch_bounds__(kThreads, kMoeMinBlocks) plain_quant_moe(const Params p) {
+    wait_for_producer();
+    const int64_t bx = block_row<true>();
+    if (bx >= p.row_blocks) {
+        let_consumer_start();
+        zero_padding_rows<kMx>(p, p.rows + (bx - p.row_blocks), int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
+        return;
+    }
+    int j[2], valid[2];
+    plain_chunks<true>(p, j, valid);
+    for_each_owned_row(p, bx, [&](const RowOwner& o, int64_t b) { plain_row<S, true, kHwCvt, kMx, false>(p, o, b, j, valid); });
+    let_consumer_start();
 }
 
 // ---- The plain kernel for 128x4-swizzled block scales ------------------------------------------------
@@ -1174,32 +1219,35 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
 // rows fastest) or 2048 (plain kernel, memory order; see block_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
-    const int64_t row_blocks = p.rows + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
+    const int threads = kPlain ? plain_block_threads(p.cols, S::gate != GateKind::None) : kThreads;
+    const int64_t col_tiles = ceil_div(p.cols, int64_t(threads) * (kPlain ? 16 : 8));
+    Params q = p;
+    q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
+    q.row_blocks = ceil_div(p.rows, q.rows_per_block);
+    const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
-        // Scale layouts whose runs span rows: blocks over several rows (the kernels above; a plain problem has no
-        // MoE layout, so one scale block).
+        // Scale layouts whose runs span rows: blocks over several rows (the kernels above; one scale block, so
+        // no MoE layout).
         const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
         const ScaleLayout layout = p.sg.layout;
+        const bool dense = p.moe == MoeLayout::None;  // (these kernels read and write every row)
         if constexpr (kMx && kVec && !kHwExp) {
-            if (layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
+            if (dense && layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
                 return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
         }
         if constexpr (!kMx && kVec && !kHwExp) {
-            if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
+            if (dense && (layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
                 (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
-        const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
-        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, row_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
-                      dim3(threads), a, kPdl, p);
+        if constexpr (kVec && !kHwExp && S::gate != GateKind::None) {
+            if (p.moe != MoeLayout::None)
+                return launch(plain_quant_moe<S, kHwCvt, kMx>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
+        }
+        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
     } else {
-        // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
-        const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
-        Params q = p;
-        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
-        q.row_blocks = ceil_div(p.rows, q.rows_per_block);
-        const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
         return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, blocks, col_tiles), dim3(kThreads), a, kPdl, q);
     }
 }
@@ -1208,14 +1256,15 @@ template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.plain();
+    const bool plain = c.fp32_intermediates();
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
     // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
     // kernel (kHwExp), whatever the size.
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    const bool plain_kernel = plain && (wide || kHardwareExp);
+    // MoE layouts: plain_quant_moe, gated shapes on the 16-byte path.
+    const bool plain_kernel = plain && (wide || kHardwareExp) && (c.moe == MoeLayout::None || (kVec && c.gated()));
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));

@@ -219,7 +219,7 @@ fqStatus_t run_lut_group_for(const LaunchArgs& a) {
     static_assert(has_activation_table(kAct), "an activation with a table");
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.plain();
+    const bool plain = c.fp32_intermediates();
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         if constexpr (S::in != InType::Bf16) {
