@@ -9,9 +9,9 @@
 //                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
 //                 padding included; any rounding mode, MoE layout (several rows a block), routing
 //                 probability
-//   plain_quant   the same for FP32 intermediates, 16 outputs a thread (two chunks in one group): fewer
-//                 instructions per output, where the problem fills the GPU; one row a block (MoE rows
-//                 looked up per block)
+//   plain_quant   the same for FP32 intermediates without a MoE layout (routing probability or not), 16
+//                 outputs a thread (two chunks in one group): fewer instructions per output, where the
+//                 problem fills the GPU
 //   token_quant   one block per row: amax pass (outputs parked in shared memory), block reduction, quantize
 //                 pass
 //   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
@@ -742,9 +742,6 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 #define FQ_GROUP_MIN_BLOCKS 12
 #endif
 constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
-#ifndef FQ_MOE_MIN_BLOCKS  // the same for plain_quant_moe
-#define FQ_MOE_MIN_BLOCKS 10
-#endif
 
 // One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
 inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
@@ -839,8 +836,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 }
 
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
-// For problems with FP32 intermediates (decided at launch), so it carries no code for the other rounding
-// modes; a block's row owner (MoE) and probability are block-uniform branches. On the H100 the group
+// For problems with FP32 intermediates and no MoE layout (decided at launch), so it carries no code for the
+// other rounding modes or row owners; the routing probability is a block-uniform branch. On the H100 the group
 // kernels are bound by instruction issue (docs/perf.md), and most of a thread's instructions are per
 // thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
 // two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
@@ -892,26 +889,11 @@ __device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int
     plain_outputs<S, true, false>(p, m, j, valid, y);
 }
 
-// Row b's chunks A and B (columns j, valid outputs each) activated and quantized, b owned by o.expert.
-template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp>
-__device__ __forceinline__ void plain_row(const Params& p, const RowOwner& o, int64_t b, const int (&j)[2], const int (&valid)[2]) {
-    float y[2][8];
-    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
-    const RowScaleInputs<kMx> in(p, o.expert);
-    quantize_activated<2, kVec, kHwCvt, kMx>(p, o, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
-}
-
-// This thread's chunks of the block's column tile: first columns and valid outputs.
-template <bool kVec>
-__device__ __forceinline__ void plain_chunks(const Params& p, int (&j)[2], int (&valid)[2]) {
-    j[0] = plain_chunk_a(p, int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512);
-    j[1] = j[0] + (8 << p.pair_shift);
-#pragma unroll
-    for (int c = 0; c < 2; ++c) valid[c] = j[c] < p.cols ? outputs_at<kVec>(p, j[c]) : 0;
-}
-
-// Block (b, t): output columns [t, t + 1) * tile of row b, then the padding-row blocks. No MoE layout. kHwExp
-// (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one, nothing else changed.
+// Block (b, t): output columns [t, t + 1) * tile of row b, then the padding-row blocks. No MoE layout: a
+// MoE row's owner is one or more dependent loads ahead of the row's own, which one row a block cannot hide,
+// and a row loop under this kernel's register bound spills (docs/perf.md, session 15); MoE problems take the
+// general kernel. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
+// nothing else changed.
 template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
     wait_for_producer();
@@ -921,29 +903,14 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
         zero_padding_rows<kMx>(p, b, int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
         return;
     }
-    int j[2], valid[2];
-    plain_chunks<kVec>(p, j, valid);
-    plain_row<S, kVec, kHwCvt, kMx, kHwExp>(p, RowOwner{0, b, 0}, b, j, valid);
-}
-
-// The same for MoE layouts: block (b, t) runs rows [b, b + 1) * p.rows_per_block, those no expert owns
-// skipped (for_each_owned_row). Its own kernel: the row loop's state under plain_quant's register bound
-// spilled ~200 bytes a thread (ptxas), and plain_quant has to stay as it is for dense problems. Gated
-// shapes, the 16-byte path (launch_group_quant; the rest takes the general kernel).
-constexpr int kMoeMinBlocks = FQ_MOE_MIN_BLOCKS;
-template <class S, bool kHwCvt, bool kMx>
-__global__ void __launch_bounds__(kThreads, kMoeMinBlocks) plain_quant_moe(const Params p) {
-    wait_for_producer();
-    const int64_t bx = block_row<true>();
-    if (bx >= p.row_blocks) {
-        let_consumer_start();
-        zero_padding_rows<kMx>(p, p.rows + (bx - p.row_blocks), int(blockIdx.x * blockDim.x) * 16, int(blockDim.x) * 16);
-        return;
-    }
-    int j[2], valid[2];
-    plain_chunks<true>(p, j, valid);
-    for_each_owned_row(p, bx, [&](const RowOwner& o, int64_t b) { plain_row<S, true, kHwCvt, kMx, false>(p, o, b, j, valid); });
-    let_consumer_start();
+    const int ja = plain_chunk_a(p, int(blockIdx.x * blockDim.x) * 16 + (int(threadIdx.x) >> 5) * 512);
+    const int jb = ja + (8 << p.pair_shift);
+    const int j[2] = {ja, jb};
+    const int valid[2] = {ja < p.cols ? outputs_at<kVec>(p, ja) : 0, jb < p.cols ? outputs_at<kVec>(p, jb) : 0};
+    float y[2][8];
+    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
+    const RowScaleInputs<kMx> in(p, 0);
+    quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
 }
 
 // ---- The plain kernel for 128x4-swizzled block scales ------------------------------------------------
@@ -1227,24 +1194,19 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     q.row_blocks = ceil_div(p.rows, q.rows_per_block);
     const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
-        // Scale layouts whose runs span rows: blocks over several rows (the kernels above; one scale block, so
-        // no MoE layout).
+        // Scale layouts whose runs span rows: blocks over several rows (the kernels above; a plain problem has no
+        // MoE layout, so one scale block).
         const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
         const ScaleLayout layout = p.sg.layout;
-        const bool dense = p.moe == MoeLayout::None;  // (these kernels read and write every row)
         if constexpr (kMx && kVec && !kHwExp) {
-            if (dense && layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
+            if (layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
                 return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
         }
         if constexpr (!kMx && kVec && !kHwExp) {
-            if (dense && (layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
+            if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
                 (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
-        }
-        if constexpr (kVec && !kHwExp && S::gate != GateKind::None) {
-            if (p.moe != MoeLayout::None)
-                return launch(plain_quant_moe<S, kHwCvt, kMx>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
         }
         return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
     } else {
@@ -1263,8 +1225,7 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     // kernel (kHwExp), whatever the size.
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    // MoE layouts: plain_quant_moe, gated shapes on the 16-byte path.
-    const bool plain_kernel = plain && (wide || kHardwareExp) && (c.moe == MoeLayout::None || (kVec && c.gated()));
+    const bool plain_kernel = plain && (wide || kHardwareExp) && c.moe == MoeLayout::None;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
