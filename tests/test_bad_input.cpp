@@ -73,14 +73,16 @@ struct World {
     int wild = 0;  // its address poses as an object that was never created (never dereferenced)
     std::vector<uint16_t> x = std::vector<uint16_t>(size_t(kRows * 2 * kCols) + 8, 0x3F80);  // 1.0 in bf16
     float one = 1.0f;
-    Guarded values{size_t(kRows * kCols) + 16}, scales{size_t(kScaleBytes)};
+    // Exactly the valid problem's extents: the guard bytes start right after the last byte a call may write.
+    // A case whose call may write elsewhere (an odd address, fewer rows) sizes them itself (Case::fit).
+    Guarded values{size_t(kRows * kCols)}, scales{size_t(kScaleBytes)};
     Guarded attr{16}, written{sizeof(size_t)}, name{64}, value{sizeof(int64_t)}, count{sizeof(int32_t)};
     Guarded size{sizeof(size_t)}, obj{sizeof(void*)};
     // fqScaleRepack: a source, host row offsets (3 stacked rows: batch 0 = row 0, batch 1 = rows 1-2) and a
-    // destination 16 bytes larger than the valid problem's 1024 (two 128x4 SWIZZLED_128X4 blocks).
+    // destination of exactly the valid problem's 1024 bytes (two 128x4 SWIZZLED_128X4 blocks).
     std::vector<uint8_t> repack_src = std::vector<uint8_t>(256, 0x11);
     std::vector<int32_t> repack_offsets = {0, 1, 3};
-    Guarded repacked{1024 + 16};
+    Guarded repacked{1024};
     // Columnwise outputs of the valid problem: [4, 64] values and S_col[64 columns, 1 block] fp32.
     Guarded col_values{size_t(kRows * kCols)}, col_scales{size_t(kCols * 4)};
     int32_t offsets[5] = {0, 2, 4, 4, 4}, counts[4] = {1, 1, 1, 1};  // valid MoE arrays for up to 4 experts
@@ -213,6 +215,12 @@ struct Case {
     std::function<void(World&)> setup;       // before the snapshot: builds the wrong combination
     std::function<bool(World&)> after;       // extra check of what was written
     bool sets_message = true;                // false for fqGetStatusString, which keeps the thread's message
+    // Where a call may write other than the valid problem's extents (an output at an odd address, fewer rows,
+    // another scale type): the bytes values, scales and repacked get, so that their guards start right
+    // after the last byte the call may write.
+    struct Fit {
+        std::optional<size_t> values, scales, repacked;
+    } fit;
 };
 
 // All arguments of fqQuantize, valid by default; a case spoils one.
@@ -662,7 +670,6 @@ std::vector<Combo> combos() {
          [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC); }, true},
         {"output type differs from the output layout's", INVALID, "outputLayout",
          [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
-        // Valid, not implemented in this version.
         // MoE (SPEC §5): what needs no pointer is refused by the queries too.
         {"CONTIGUOUS MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
          [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }},
@@ -889,7 +896,10 @@ void quantize_cases(Cases& c) {
         return k;
     };
     const Spoil none = [](World&, QArgs&) {};
-    q("handle", "valid problem (control)", {OK}, "", none);
+    q("handle", "valid problem (control): the last value and scale byte written, the guards right after them", {OK}, "", none)
+        .after = [](World& w) {
+            return w.values.at(size_t(kRows * kCols) - 1) != kPoison && w.scales.at(size_t(kScaleBytes) - 1) != kPoison;
+        };
     for (Bad b : kBadObjects) {
         q("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, QArgs& a) { a.h = bad_handle(w, b); });
         q("desc", bad_name(b), {HANDLE}, "desc", [b](World& w, QArgs& a) { a.d = bad_desc(w, b); });
@@ -902,19 +912,25 @@ void quantize_cases(Cases& c) {
     q("input", "odd address", {MISALIGNED}, "input:", [](World&, QArgs& a) { a.x = static_cast<const uint8_t*>(a.x) + 1; });
     q("input", "2-byte aligned, not 16 (allowed)", {OK}, "", [](World&, QArgs& a) { a.x = static_cast<const uint16_t*>(a.x) + 1; });
     q("output", "NULL", {NULLP}, "output:", [](World&, QArgs& a) { a.y = nullptr; });
-    q("output", "odd address (bytes: allowed)", {OK}, "", [](World&, QArgs& a) { a.y = static_cast<uint8_t*>(a.y) + 1; });
+    Case& odd_output = q("output", "odd address (bytes: allowed; 256 values after 1 untouched byte)", {OK}, "",
+                         [](World&, QArgs& a) { a.y = static_cast<uint8_t*>(a.y) + 1; });
+    odd_output.fit.values = size_t(kRows * kCols) + 1;
+    odd_output.after = [](World& w) { return w.values.at(0) == kPoison && w.values.at(size_t(kRows * kCols)) != kPoison; };
     q("scales", "NULL", {NULLP}, "scales", [](World&, QArgs& a) { a.s = nullptr; });
     // Misaligned by 1-3 bytes: refused before anything is written (a write would also hit the guard).
     for (size_t off : {size_t(1), size_t(2), size_t(3)})
         q("scales", "fp32 scales at +" + str(int64_t(off)), {MISALIGNED}, "scales",
           [off](World&, QArgs& a) { a.s = static_cast<uint8_t*>(a.s) + off; });
-    q("scales", "E8M0 scales at an odd address (bytes: allowed)", {OK}, "", [](World&, QArgs& a) {
+    Case& odd_e8m0 = q("scales", "E8M0 scales at an odd address (bytes: allowed; 8 scales after 1 untouched byte)", {OK}, "",
+                       [](World&, QArgs& a) {
         a.s = static_cast<uint8_t*>(a.s) + 1;
         a.sbytes = 8;
     }, [](World& w) {
         w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
         w.set(FQ_QUANT_DESC_SCALE_ROUNDING, FQ_SCALE_ROUNDING_POW2_CEIL);
     });
+    odd_e8m0.fit.scales = 9;
+    odd_e8m0.after = [](World& w) { return w.scales.at(0) == kPoison && w.scales.at(8) != kPoison; };
     for (size_t n : {size_t(0), size_t(1), size_t(kScaleBytes - 1), size_t(kScaleBytes / 2)})
         q("scalesSizeInBytes", str(int64_t(n)) + " bytes, " + str(kScaleBytes) + " needed", {SMALL}, "scalesSizeInBytes",
           [n](World&, QArgs& a) { a.sbytes = n; });
@@ -924,7 +940,8 @@ void quantize_cases(Cases& c) {
         w.set_layout(w.in, FQ_TENSOR_LAYOUT_ROWS, 3);
         w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 3);
     };
-    q("scalesSizeInBytes", "exactly the TMA-padded size (control)", {OK}, "", none, tma3);
+    q("scalesSizeInBytes", "exactly the TMA-padded size (control; 3 rows of values)", {OK}, "", none, tma3).fit.values =
+        size_t(3 * kCols);
     q("scalesSizeInBytes", "the unpadded size of TMA scales", {SMALL}, "scalesSizeInBytes",
       [](World&, QArgs& a) { a.sbytes = 3 * 2 * 4; }, tma3);
     q("workspace", "non-NULL with no variant needing any (allowed)", {OK}, "", [](World& w, QArgs& a) { a.ws = w.attr.p(); a.wsbytes = 16; });
@@ -1053,22 +1070,21 @@ void repack_cases(Cases& c) {
             return repack(a);
         });
     };
-    r("handle", "valid problem (control): 1024 bytes written, the 16 after untouched", {OK}, "", [](World&, RArgs&) {})
-        .after = [](World& w) { return w.repacked.untouched_from(1024) && !w.repacked.untouched_from(0); };
+    r("handle", "valid problem (control): 1024 bytes written, the guards right after them", {OK}, "", [](World&, RArgs&) {})
+        .after = [](World& w) { return w.repacked.at(0) != kPoison && w.repacked.at(1023) != kPoison; };
     for (Bad b : kBadObjects)
         r("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, RArgs& a) { a.h = bad_handle(w, b); });
     for (int32_t t : {-1, int32_t(FQ_TYPE_FP16), int32_t(FQ_TYPE_BF16), int32_t(FQ_TYPE_FP8_E4M3FNUZ),
                       int32_t(FQ_TYPE_FP8_E5M2), int32_t(FQ_TYPE_INT8), int32_t(FQ_TYPE_FP4_E2M1), int32_t(FQ_TYPE_INT32),
                       10, INT32_MIN, INT32_MAX})
         r("scaleType", str(t), {INVALID}, "scaleType", [t](World&, RArgs& a) { a.type = t; });
-    r("scaleType", "FP32 ROW_MAJOR -> COL_MAJOR (allowed)", {OK}, "", [](World&, RArgs& a) { fp32(a); });
+    r("scaleType", "FP32 ROW_MAJOR -> COL_MAJOR (allowed: 96 bytes)", {OK}, "", [](World&, RArgs& a) { fp32(a); }).fit.repacked = 96;
     r("scaleType", "FP8_E4M3FN (NVFP4 block scales, allowed)", {OK}, "", [](World&, RArgs& a) { a.type = FQ_TYPE_FP8_E4M3FN; });
     for (int64_t v : {int64_t(-1), INT64_MIN})
         r("batch", str(v), {INVALID}, "batch", [v](World&, RArgs& a) { a.batch = v; });
     r("batch", "INT64_MAX blocks overflow", {INVALID}, "overflow", [](World&, RArgs& a) { a.batch = INT64_MAX; });
     r("batch", "INT32_MAX with row offsets", {INVALID}, "batch", [](World& w, RArgs& a) { stacked(w, a); a.batch = INT32_MAX; });
-    r("batch", "0 (allowed: nothing written)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; })
-        .after = [](World& w) { return w.repacked.untouched_from(0); };
+    r("batch", "0 (allowed: nothing written)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; }).fit.repacked = 0;
     for (int64_t v : {int64_t(-1), INT64_MIN})
         r("rows", str(v), {INVALID}, "rows", [v](World&, RArgs& a) { a.rows = v; });
     r("rows", "INT64_MAX overflows", {INVALID}, "overflow", [](World&, RArgs& a) { a.rows = INT64_MAX; });
@@ -1082,13 +1098,15 @@ void repack_cases(Cases& c) {
     for (int32_t v : {-1, 3, INT32_MIN, INT32_MAX})
         r("batching", str(v), {INVALID}, "batching", [v](World&, RArgs& a) { a.batching = v; });
     r("batching", "STACKED_TO_BLOCKS (control)", {OK}, "", [](World& w, RArgs& a) { stacked(w, a); });
-    r("batching", "BLOCKS_TO_STACKED: 3 stacked rows, ROW_MAJOR 9 bytes", {OK}, "", [](World& w, RArgs& a) {
+    Case& to_stacked = r("batching", "BLOCKS_TO_STACKED: 3 stacked rows, ROW_MAJOR 9 bytes", {OK}, "", [](World& w, RArgs& a) {
         stacked(w, a);
         a.batching = FQ_SCALE_REPACK_BLOCKS_TO_STACKED;
         a.src_bytes = 24;
         a.dst_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
         a.dst_bytes = 9;
-    }).after = [](World& w) { return w.repacked.untouched_from(9); };
+    });
+    to_stacked.fit.repacked = 9;
+    to_stacked.after = [](World& w) { return w.repacked.at(8) != kPoison; };
     r("rowOffsets", "given with FQ_SCALE_REPACK_BLOCKS", {INVALID}, "rowOffsets",
       [](World& w, RArgs& a) { a.offsets = w.repack_offsets.data(); });
     r("rowOffsets", "NULL with STACKED_TO_BLOCKS", {NULLP}, "rowOffsets", [](World& w, RArgs& a) { stacked(w, a); a.offsets = nullptr; });
@@ -1139,7 +1157,8 @@ void repack_cases(Cases& c) {
         r("src", "FP32 scales at +" + str(int64_t(off)), {MISALIGNED}, "src",
           [off](World&, RArgs& a) { fp32(a); a.src = static_cast<const uint8_t*>(a.src) + off; });
     r("src", "E8M0 scales at an odd address (allowed)", {OK}, "", [](World&, RArgs& a) { a.src = static_cast<const uint8_t*>(a.src) + 1; });
-    r("src", "NULL with zero batches (allowed: nothing read)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; a.src = nullptr; });
+    r("src", "NULL with zero batches (allowed: nothing read)", {OK}, "", [](World&, RArgs& a) { a.batch = 0; a.src = nullptr; })
+        .fit.repacked = 0;
     for (size_t n : {size_t(0), size_t(1), size_t(23)})
         r("srcSizeInBytes", str(int64_t(n)) + " bytes, 24 needed", {SMALL}, "srcSizeInBytes", [n](World&, RArgs& a) { a.src_bytes = n; });
     r("srcSizeInBytes", "COL_MAJOR_TMA pads 4 rows to 16: 48 bytes, 24 declared", {SMALL}, "srcSizeInBytes",
@@ -1149,8 +1168,10 @@ void repack_cases(Cases& c) {
     for (size_t off : {size_t(1), size_t(2), size_t(3)})
         r("dst", "FP32 scales at +" + str(int64_t(off)), {MISALIGNED}, "dst",
           [off](World&, RArgs& a) { fp32(a); a.dst = static_cast<uint8_t*>(a.dst) + off; });
-    r("dst", "E8M0 scales at an odd address (allowed)", {OK}, "", [](World&, RArgs& a) { a.dst = static_cast<uint8_t*>(a.dst) + 1; })
-        .after = [](World& w) { return w.repacked.at(0) == kPoison && w.repacked.untouched_from(1025); };
+    Case& odd_dst = r("dst", "E8M0 scales at an odd address (allowed; 1024 bytes after 1 untouched byte)", {OK}, "",
+                      [](World&, RArgs& a) { a.dst = static_cast<uint8_t*>(a.dst) + 1; });
+    odd_dst.fit.repacked = 1025;
+    odd_dst.after = [](World& w) { return w.repacked.at(0) == kPoison && w.repacked.at(1024) != kPoison; };
     r("dst", "overlapping src", {INVALID}, "overlap", [](World& w, RArgs& a) {
         a.src = w.repacked.p() + 10;  // its 24 bytes overlap dst's first 24
         a.dst_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
@@ -1162,8 +1183,9 @@ void repack_cases(Cases& c) {
     r("dst", "NULL with zero rows (allowed: no bytes)", {OK}, "", [](World&, RArgs& a) { a.rows = 0; a.dst = nullptr; });
     for (size_t n : {size_t(0), size_t(1), size_t(512), size_t(1023)})
         r("dstSizeInBytes", str(int64_t(n)) + " bytes, 1024 needed", {SMALL}, "dstSizeInBytes", [n](World&, RArgs& a) { a.dst_bytes = n; });
-    r("dstSizeInBytes", "SIZE_MAX (more than needed: allowed; 1024 written)", {OK}, "", [](World&, RArgs& a) { a.dst_bytes = SIZE_MAX; })
-        .after = [](World& w) { return w.repacked.untouched_from(1024); };
+    r("dstSizeInBytes", "SIZE_MAX (more than needed: allowed; 1024 written, the guards right after them)", {OK}, "",
+      [](World&, RArgs& a) { a.dst_bytes = SIZE_MAX; })
+        .after = [](World& w) { return w.repacked.at(1023) != kPoison; };
     r("stream", "any value on the host backend (ignored: synchronous)", {OK}, "",
       [](World& w, RArgs& a) { a.stream = reinterpret_cast<fqStream_t>(&w.wild); });
 
@@ -1219,6 +1241,9 @@ const std::vector<Case>& all_cases() {
 // and objects of a failure, and the case's own check.
 void run_case(const Case& k) {
     World w;
+    if (k.fit.values) w.values = Guarded(*k.fit.values);
+    if (k.fit.scales) w.scales = Guarded(*k.fit.scales);
+    if (k.fit.repacked) w.repacked = Guarded(*k.fit.repacked);
     if (k.setup) k.setup(w);
     const std::vector<uint8_t> before = w.snapshot();
     const fqStatus_t got = k.call(w);

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <thread>
 #include <random>
 #include <string>
@@ -157,6 +159,12 @@ void random_moe(std::mt19937& rng, const Case& c, std::vector<int32_t>& offsets,
 
 struct Tally {
     int runs = 0, refused = 0;
+    // Per variant, indexed by FQ_HANDLE_VARIANT + 1 (0: the dispatcher's choice): runs compared with the host,
+    // (problem, tile rule) pairs it refused, runs not compared (variants that say they are not bit-exact).
+    struct PerVariant {
+        int runs = 0, refused = 0, not_compared = 0;
+    };
+    std::vector<PerVariant> per_variant;
 };
 
 // Runs `c` on the host and on every CUDA variant of `gpu` that accepts it; each must match byte for byte.
@@ -235,20 +243,28 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         const fqStatus_t s = fqQuantize(gpu, dd.d, li.l, d_in.p + c.misalign, lo.l, rowwise ? d_out.p : nullptr,
                                         sbytes ? d_scales.p + c.scale_skew : nullptr, sbytes, workspace ? d_workspace.p : nullptr,
                                         workspace, nullptr);
+        const std::string message = fqGetLastErrorMessage();  // before any other call clears it
+        if (tally.per_variant.size() < size_t(n + 1)) tally.per_variant.resize(size_t(n + 1));
+        Tally::PerVariant& mine = tally.per_variant[size_t(v + 1)];
         if (s == FQ_STATUS_NOT_SUPPORTED && v >= 0) {
             ++tally.refused;
+            ++mine.refused;
             continue;
         }
         char name[256] = "auto";
-        if (v >= 0) fqGetVariantName(gpu, v, name, sizeof name);
+        if (v >= 0) REQUIRE(fqGetVariantName(gpu, v, name, sizeof name) == FQ_STATUS_SUCCESS);
         // Benchmark-only variants are compared too, except those that say they are not bit-exact
         // (sm90.group.hwexp); sm90.group.lut must match byte for byte.
-        if (std::string(name).find("not bit-exact") != std::string::npos) continue;
+        if (std::string(name).find("not bit-exact") != std::string::npos) {
+            ++mine.not_compared;
+            continue;
+        }
         CAPTURE(std::string(name));
         CAPTURE(wide_tile_min);
-        REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+        REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, message);
         CUDA_OK(cudaDeviceSynchronize());
         ++tally.runs;
+        ++mine.runs;
         const std::vector<uint8_t> got_out = d_out.download(), got_scales = d_scales.download();
         size_t bad = 0, first = 0;
         for (size_t i = 0; i < got_out.size(); ++i)
@@ -409,6 +425,20 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     for (const Case& c : cases) check_case(gpu.h, c, rng, tally);
     MESSAGE(tally.runs, " variant runs compared, ", tally.refused, " (variant, problem) pairs refused by a variant");
     CHECK(tally.runs > int(cases.size()));
+    // Per variant (each problem runs under 3 tile rules): what sanitizer logs of this test report per variant.
+    std::string table = "per variant: runs compared / refused / not compared (not bit-exact), over " +
+                        std::to_string(cases.size()) + " problems x 3 tile rules";
+    for (size_t i = 0; i < tally.per_variant.size(); ++i) {
+        char name[256] = "auto (the dispatcher's choice)";
+        if (i > 0) REQUIRE(fqGetVariantName(gpu.h, int32_t(i - 1), name, sizeof name) == FQ_STATUS_SUCCESS);
+        std::string shown = name;
+        shown = shown.substr(0, shown.find(':'));
+        const Tally::PerVariant& t = tally.per_variant[i];
+        char row[400];
+        std::snprintf(row, sizeof row, "\n  %-34s %7d / %7d / %5d", shown.c_str(), t.runs, t.refused, t.not_compared);
+        table += row;
+    }
+    MESSAGE(table);
 }
 
 TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked against the host)") {
@@ -595,54 +625,599 @@ TEST_CASE("a captured CUDA graph replays with new data and a new static scale at
     cudaStreamDestroy(stream);
 }
 
-TEST_CASE("one handle used from several host threads on their own streams gives the host's bytes, run after run") {
+namespace {
+// Finite bf16 values (normal, sigma 2) times `factor`: no Inf or NaN, so the amax of every replay is its own.
+std::vector<uint16_t> random_bf16_scaled(std::mt19937& rng, size_t n, float factor) {
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) x = fq::float_to_bf16(normal(rng) * factor);
+    return v;
+}
+
+// The first count bytes that differ, as a message ("" when equal).
+std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    if (bad == 0) return "";
+    return std::to_string(bad) + " bytes differ; first at " + std::to_string(first) + ": got " + std::to_string(got[first]) +
+           " want " + std::to_string(want[first]);
+}
+}  // namespace
+
+TEST_CASE("a captured CUDA graph replays MXFP8, NVFP4 (workspace amax), MoE layouts (new offsets / counts) and "
+          "columnwise outputs with new data, bit for bit against the host") {
     Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(17);
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::vector<std::pair<const char*, Case>> problems;
+    { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 130; c.cols = 512;
+      problems.push_back({"MXFP8, SWIZZLED_128X4", c}); }
+    { Case c; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 33;
+      c.cols = 256; problems.push_back({"NVFP4 without a global amax (amax reduced in the workspace)", c}); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 4; c.rows = 200; c.cols = 256; c.slot_counts = true;
+      c.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; problems.push_back({"CONTIGUOUS MoE, device offsets and slot counts", c}); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 3; c.rows = 3 * 40; c.cols = 256;
+      problems.push_back({"MASKED MoE, device counts", c}); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 3; c.rows = 3 * 40; c.cols = 256; c.scheme = FQ_SCHEME_NVFP4;
+      c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4;
+      problems.push_back({"MASKED MoE NVFP4, device counts, per-expert amax in the workspace", c}); }
+    { Case c; c.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE; c.scheme = FQ_SCHEME_MXFP8;
+      c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.rows = 130; c.cols = 256;
+      problems.push_back({"rowwise + columnwise MXFP8", c}); }
+    { Case c; c.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE; c.col_block = 128; c.transpose = 1; c.rows = 130;
+      c.cols = 256; c.layout = FQ_SCALE_LAYOUT_COL_MAJOR;
+      problems.push_back({"rowwise + columnwise per-group 128, transposed", c}); }
+    int replays = 0;
+    for (const auto& problem : problems) {
+        const std::string what = problem.first;
+        const Case& c = problem.second;
+        CAPTURE(what);
+        const int64_t in_cols = 2 * c.cols;
+        const bool columnwise = c.outputs & FQ_OUTPUT_COLUMNWISE;
+        const size_t n_experts = size_t(std::max(c.experts, 1));
+        // Device arrays at fixed addresses; each replay uploads new contents.
+        DeviceBuffer<uint16_t> d_in(size_t(c.rows * in_cols));
+        DeviceBuffer<float> d_unused(n_experts);  // ub, prob, static scale, global amax: not asked for here
+        DeviceBuffer<int32_t> d_offsets(n_experts + 1), d_counts(n_experts);
+        Desc dd;
+        configure(dd, c, {d_unused.p, d_unused.p, d_unused.p, d_unused.p, d_offsets.p, d_counts.p});
+        Layout li(FQ_TYPE_BF16, c.rows, in_cols, in_cols), lo(c.out, c.rows, c.cols, c.cols);
+        const size_t out_bytes = size_t(c.rows * c.cols), sbytes = scale_bytes(dd, c.rows, c.cols);
+        size_t col_sbytes = 0;
+        if (columnwise) REQUIRE(fqGetScaleBufferSize(dd.d, c.rows, c.cols, FQ_OUTPUT_COLUMNWISE, &col_sbytes) == 0);
+        DeviceBuffer<uint8_t> d_out(out_bytes), d_scales(sbytes), d_col(columnwise ? out_bytes : 0), d_col_scales(col_sbytes);
+        if (columnwise)
+            dd.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, d_col.p).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, d_col_scales.p);
+        size_t workspace = 0;
+        REQUIRE_MESSAGE(fqGetWorkspaceSize(gpu.h, dd.d, li.l, lo.l, &workspace) == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+        const bool workspace_amax = c.scheme == FQ_SCHEME_NVFP4 && !c.global_amax;
+        CHECK(workspace == (workspace_amax ? 4 * n_experts : 0));  // the workspace path is the one under test
+        DeviceBuffer<uint8_t> d_workspace(workspace);
+
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        const fqStatus_t st = fqQuantize(gpu.h, dd.d, li.l, d_in.p, lo.l, d_out.p, d_scales.p, sbytes,
+                                         workspace ? d_workspace.p : nullptr, workspace, reinterpret_cast<fqStream_t>(stream));
+        const std::string message = fqGetLastErrorMessage();
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, message);
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+
+        // The host reference of a replay's data under the given offsets and counts (and, for NVFP4, a given
+        // global amax per expert instead of the computed one), outputs poisoned as the device's are.
+        struct Want {
+            std::vector<uint8_t> out, scales, col, col_scales;
+            bool operator==(const Want& o) const { return out == o.out && scales == o.scales && col == o.col && col_scales == o.col_scales; }
+        };
+        auto reference = [&](const std::vector<uint16_t>& x, const std::vector<int32_t>& offsets,
+                             const std::vector<int32_t>& counts, const float* global_amax) {
+            Case ch = c;
+            ch.global_amax = global_amax != nullptr;
+            const std::vector<float> zeros(n_experts, 0.0f);
+            Desc dh;
+            configure(dh, ch, {zeros.data(), zeros.data(), zeros.data(), global_amax, offsets.data(), counts.data()});
+            Want w{std::vector<uint8_t>(out_bytes, 0xAB), std::vector<uint8_t>(sbytes, 0xAB),
+                   std::vector<uint8_t>(columnwise ? out_bytes : 0, 0xAB), std::vector<uint8_t>(col_sbytes, 0xAB)};
+            if (columnwise)
+                dh.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, w.col.data()).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_scales.data());
+            Handle host;
+            REQUIRE_MESSAGE(fqQuantize(host.h, dh.d, li.l, x.data(), lo.l, w.out.data(), w.scales.data(), sbytes, nullptr, 0,
+                                       nullptr) == FQ_STATUS_SUCCESS,
+                            std::string(fqGetLastErrorMessage()));
+            return w;
+        };
+
+        // Large values first, then small: a replay that kept the previous replay's amax (workspace, dynamic
+        // scales) or offsets / counts would differ from the host reference of its own data (checked below:
+        // the previous replay's offsets, counts or amax give other bytes).
+        std::vector<int32_t> prev_offsets, prev_counts;
+        std::vector<float> prev_amax;
+        for (const float factor : {64.0f, 1.0f / 64, 1.0f}) {
+            CAPTURE(factor);
+            const std::vector<uint16_t> x = random_bf16_scaled(rng, size_t(c.rows * in_cols), factor);
+            std::vector<int32_t> offsets, counts;
+            // New expert rows every replay: CONTIGUOUS offsets, MASKED counts.
+            auto changed = [&] {
+                return c.moe == FQ_MOE_LAYOUT_NONE || (c.moe == FQ_MOE_LAYOUT_CONTIGUOUS ? offsets != prev_offsets : counts != prev_counts);
+            };
+            for (int attempt = 0; attempt < 100; ++attempt) {
+                random_moe(rng, c, offsets, counts);
+                if (changed()) break;
+            }
+            REQUIRE(changed());
+            d_in.upload(x);
+            d_offsets.upload(offsets);
+            d_counts.upload(counts);
+            for (auto* b : {&d_out, &d_scales, &d_col, &d_col_scales}) CUDA_OK(cudaMemset(b->p, 0xAB, std::max<size_t>(b->n, 1)));
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            CUDA_OK(cudaStreamSynchronize(stream));
+
+            const Want want = reference(x, offsets, counts, nullptr);
+            std::string diff = byte_diff(d_out.download(), want.out);
+            CHECK_MESSAGE(diff.empty(), "values: ", diff);
+            diff = byte_diff(d_scales.download(), want.scales);
+            CHECK_MESSAGE(diff.empty(), "scales: ", diff);
+            if (columnwise) {
+                diff = byte_diff(d_col.download(), want.col);
+                CHECK_MESSAGE(diff.empty(), "columnwise values: ", diff);
+                diff = byte_diff(d_col_scales.download(), want.col_scales);
+                CHECK_MESSAGE(diff.empty(), "columnwise scales: ", diff);
+            }
+            if (c.moe != FQ_MOE_LAYOUT_NONE && !prev_offsets.empty())
+                CHECK_MESSAGE(!(reference(x, prev_offsets, prev_counts, nullptr) == want),
+                              "the previous replay's offsets / counts give the same bytes: stale ones would go unseen");
+            if (workspace_amax) {  // the workspace holds each expert's amax after the call (fqGetWorkspaceSize)
+                std::vector<float> amax(n_experts);
+                CUDA_OK(cudaMemcpy(amax.data(), d_workspace.p, workspace, cudaMemcpyDeviceToHost));
+                CHECK_MESSAGE(reference(x, offsets, counts, amax.data()) == want,
+                              "the workspace does not hold the global amax the values were scaled by");
+                if (!prev_amax.empty())
+                    CHECK_MESSAGE(!(reference(x, offsets, counts, prev_amax.data()) == want),
+                                  "the previous replay's amax gives the same bytes: a stale one would go unseen");
+                prev_amax = amax;
+            }
+            prev_offsets = offsets;
+            prev_counts = counts;
+            ++replays;
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+    }
+    CUDA_OK(cudaStreamDestroy(stream));
+    MESSAGE(replays, " graph replays compared over ", problems.size(), " captured problems");
+    CHECK(replays == 3 * int(problems.size()));
+}
+
+TEST_CASE("one handle used from several host threads on their own streams gives the host's bytes, run after run "
+          "(two descriptors shared by the threads: per-group fp32 and MXFP8 swizzled)") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
     const int64_t rows = 64, h = 2048;
-    constexpr int kThreads = 4, kRuns = 5;
+    constexpr int kThreads = 4, kRuns = 6, kDescs = 2;
+    // Two descriptors, shared and read-only while the threads run; each thread alternates between them, so
+    // both are in use on several threads at once.
+    Desc group, mx;
+    group.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    mx.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT)
+        .i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8).i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0)
+        .i32(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4);
+    const Desc* descs[kDescs] = {&group, &mx};
+    const char* desc_names[kDescs] = {"per-group 128 fp32 row-major", "MXFP8 SWIZZLED_128X4"};
+    size_t sbytes[kDescs];
+    for (int k = 0; k < kDescs; ++k) sbytes[k] = scale_bytes(*descs[k], rows, h);
+    CHECK(sbytes[1] == size_t(128 * (h / 32)));  // 64 rows padded to one 128-row block of the swizzled layout
     std::vector<std::vector<uint16_t>> inputs;
-    std::vector<Expected> wants;
+    std::vector<std::vector<Expected>> wants(kThreads);  // [thread][descriptor]
     std::mt19937 rng(9);
     for (int t = 0; t < kThreads; ++t) {
         inputs.push_back(random_bf16(rng, size_t(rows * 2 * h)));
-        wants.push_back(host_result(inputs.back(), rows, h, FQ_SCHEME_PER_GROUP, nullptr));
+        for (int k = 0; k < kDescs; ++k) {
+            HostRun r(*descs[k], inputs.back(), rows, 2 * h, 2 * h, h);
+            REQUIRE_MESSAGE(r.status == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+            wants[t].push_back({r.out, r.scales});
+        }
     }
-    Desc d;  // shared, read-only while the threads run
-    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
-    const size_t sbytes = scale_bytes(d, rows, h);
-    std::vector<int> failures(kThreads, 0);
+    // Every CUDA call and every fq status is checked in the threads; failures are collected (a REQUIRE would
+    // throw on a thread that doctest does not run) and asserted here.
+    std::vector<std::vector<std::string>> errors(kThreads);
+    std::vector<int> compared(kThreads, 0);
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
-            cudaStream_t stream;
-            cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-            uint16_t* in;
-            uint8_t *out, *sc;
-            cudaMalloc(&in, inputs[t].size() * 2);
-            cudaMalloc(&out, size_t(rows * h));
-            cudaMalloc(&sc, sbytes);
-            cudaMemcpy(in, inputs[t].data(), inputs[t].size() * 2, cudaMemcpyHostToDevice);
-            fqTensorLayout_t li, lo;
-            fqTensorLayoutCreate(&li, FQ_TYPE_BF16, rows, 2 * h, 2 * h);
-            fqTensorLayoutCreate(&lo, FQ_TYPE_FP8_E4M3FN, rows, h, h);
-            std::vector<uint8_t> got(size_t(rows * h)), got_s(sbytes);
-            for (int r = 0; r < kRuns; ++r) {
-                cudaMemsetAsync(out, 0xAB, size_t(rows * h), stream);
-                if (fqQuantize(gpu.h, d.d, li, in, lo, out, sc, sbytes, nullptr, 0, reinterpret_cast<fqStream_t>(stream)) != 0)
-                    ++failures[t];
-                cudaMemcpyAsync(got.data(), out, got.size(), cudaMemcpyDeviceToHost, stream);
-                cudaMemcpyAsync(got_s.data(), sc, sbytes, cudaMemcpyDeviceToHost, stream);
-                cudaStreamSynchronize(stream);
-                if (got != wants[t].out || got_s != wants[t].scales) ++failures[t];
+            std::vector<std::string>& err = errors[size_t(t)];
+            auto cuda = [&](cudaError_t e, const char* what) {
+                if (e != cudaSuccess) err.push_back(std::string(what) + ": " + cudaGetErrorString(e));
+                return e == cudaSuccess;
+            };
+            auto fq_ok = [&](fqStatus_t s, const char* what) {
+                if (s != FQ_STATUS_SUCCESS)
+                    err.push_back(std::string(what) + ": " + fqGetStatusString(s) + " " + fqGetLastErrorMessage());
+                return s == FQ_STATUS_SUCCESS;
+            };
+            cudaStream_t stream = nullptr;
+            uint16_t* in = nullptr;
+            uint8_t *out = nullptr, *sc = nullptr;
+            fqTensorLayout_t li = nullptr, lo = nullptr;
+            const size_t out_bytes = size_t(rows * h), scale_capacity = std::max(sbytes[0], sbytes[1]);
+            bool ready = cuda(cudaSetDevice(0), "cudaSetDevice") &&
+                         cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") &&
+                         cuda(cudaMalloc(&in, inputs[size_t(t)].size() * 2), "cudaMalloc(input)") &&
+                         cuda(cudaMalloc(&out, out_bytes), "cudaMalloc(output)") &&
+                         cuda(cudaMalloc(&sc, scale_capacity), "cudaMalloc(scales)") &&
+                         cuda(cudaMemcpy(in, inputs[size_t(t)].data(), inputs[size_t(t)].size() * 2, cudaMemcpyHostToDevice),
+                              "cudaMemcpy(input)") &&
+                         fq_ok(fqTensorLayoutCreate(&li, FQ_TYPE_BF16, rows, 2 * h, 2 * h), "fqTensorLayoutCreate(input)") &&
+                         fq_ok(fqTensorLayoutCreate(&lo, FQ_TYPE_FP8_E4M3FN, rows, h, h), "fqTensorLayoutCreate(output)");
+            for (int r = 0; ready && r < kRuns; ++r) {
+                const int k = (t + r) % kDescs;  // threads t and t + 1 use different descriptors at each step
+                const std::string run = "run " + std::to_string(r) + " (" + desc_names[k] + ")";
+                std::vector<uint8_t> got(out_bytes), got_s(sbytes[k]);
+                if (!cuda(cudaMemsetAsync(out, 0xAB, out_bytes, stream), "cudaMemsetAsync(output)") ||
+                    !cuda(cudaMemsetAsync(sc, 0xAB, scale_capacity, stream), "cudaMemsetAsync(scales)") ||
+                    !fq_ok(fqQuantize(gpu.h, descs[k]->d, li, in, lo, out, sc, sbytes[k], nullptr, 0,
+                                      reinterpret_cast<fqStream_t>(stream)), ("fqQuantize, " + run).c_str()) ||
+                    !cuda(cudaMemcpyAsync(got.data(), out, got.size(), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(output)") ||
+                    !cuda(cudaMemcpyAsync(got_s.data(), sc, got_s.size(), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(scales)") ||
+                    !cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize"))
+                    break;
+                if (got != wants[size_t(t)][size_t(k)].out) err.push_back(run + ": values differ from the host's");
+                if (got_s != wants[size_t(t)][size_t(k)].scales) err.push_back(run + ": scales differ from the host's");
+                ++compared[size_t(t)];
             }
-            fqTensorLayoutDestroy(li);
-            fqTensorLayoutDestroy(lo);
-            cudaFree(in);
-            cudaFree(out);
-            cudaFree(sc);
-            cudaStreamDestroy(stream);
+            if (lo) fq_ok(fqTensorLayoutDestroy(lo), "fqTensorLayoutDestroy(output)");
+            if (li) fq_ok(fqTensorLayoutDestroy(li), "fqTensorLayoutDestroy(input)");
+            if (in) cuda(cudaFree(in), "cudaFree(input)");
+            if (out) cuda(cudaFree(out), "cudaFree(output)");
+            if (sc) cuda(cudaFree(sc), "cudaFree(scales)");
+            if (stream) cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
         });
     for (auto& th : threads) th.join();
-    for (int t = 0; t < kThreads; ++t) CHECK_MESSAGE(failures[t] == 0, "thread ", t);
+    int total = 0;
+    for (int t = 0; t < kThreads; ++t) {
+        std::string all;
+        for (const std::string& e : errors[size_t(t)]) all += "\n  " + e;
+        CHECK_MESSAGE(errors[size_t(t)].empty(), "thread ", t, ":", all);
+        CHECK_MESSAGE(compared[size_t(t)] == kRuns, "thread ", t, " compared ", compared[size_t(t)], " of ", kRuns, " runs");
+        total += compared[size_t(t)];
+    }
+    MESSAGE(total, " runs compared over ", kThreads, " threads and ", kDescs, " shared descriptors");
+}
+
+namespace {
+// ---- Bad input only a CUDA handle can see (src/api/api.cpp): host pointers, the workspace, variants. ----
+
+constexpr uint8_t kGuardByte = 0xE7, kPoisonByte = 0x5A;
+constexpr size_t kGuardSpan = 256;  // keeps the buffer as aligned as cudaMalloc's own
+
+// A device output of n bytes with guard bytes on both sides, poisoned inside.
+struct GuardedDevice {
+    size_t n;
+    DeviceBuffer<uint8_t> mem;
+    explicit GuardedDevice(size_t bytes) : n(bytes), mem(bytes + 2 * kGuardSpan) { reset(); }
+    uint8_t* p() const { return mem.p + kGuardSpan; }
+    std::vector<uint8_t> pristine() const {
+        std::vector<uint8_t> v(mem.n, kGuardByte);
+        std::fill_n(v.begin() + std::ptrdiff_t(kGuardSpan), n, kPoisonByte);
+        return v;
+    }
+    void reset() { mem.upload(pristine()); }
+    bool unchanged() const { return mem.download() == pristine(); }
+    bool guards_intact() const {
+        const std::vector<uint8_t> v = mem.download();
+        for (size_t i = 0; i < v.size(); ++i)
+            if ((i < kGuardSpan || i >= kGuardSpan + n) && v[i] != kGuardByte) return false;
+        return true;
+    }
+};
+
+// The problem configurations the cases spoil (silu, split gate, bf16 [4, 128] -> [4, 64]).
+enum class Cfg {
+    PerGroup,          // per-group 32, fp32 row-major scales
+    Static,            // per-tensor static: STATIC_SCALE_POINTER
+    Ub,                // per-group 32 with SCALE_UB_POINTER
+    Prob,              // per-group 32 with ROW_PROB_POINTER
+    Nvfp4Amax,         // NVFP4 with GLOBAL_AMAX_POINTER: no workspace
+    Nvfp4,             // NVFP4 without: 4 bytes of workspace
+    Contiguous,        // CONTIGUOUS MoE, 2 experts: MOE_OFFSETS_POINTER
+    ContiguousCounts,  // ... and slot counts: MOE_COUNTS_POINTER
+    Masked,            // MASKED MoE, 2 experts of 2 rows: MOE_COUNTS_POINTER
+    MaskedNvfp4,       // MASKED NVFP4 without a global amax: 8 bytes of workspace (one word per expert)
+    ColFp32,           // rowwise + columnwise per-group: fp32 COLUMNWISE_SCALE_POINTER
+    ColMx,             // rowwise + columnwise MXFP8: E8M0 COLUMNWISE_SCALE_POINTER
+};
+bool nvfp4(Cfg c) { return c == Cfg::Nvfp4Amax || c == Cfg::Nvfp4 || c == Cfg::MaskedNvfp4; }
+const char* cfg_name(Cfg c) {
+    switch (c) {
+        case Cfg::PerGroup: return "per-group 32";
+        case Cfg::Static: return "per-tensor static";
+        case Cfg::Ub: return "per-group 32 with a scale upper bound";
+        case Cfg::Prob: return "per-group 32 with row probabilities";
+        case Cfg::Nvfp4Amax: return "NVFP4 with a global amax";
+        case Cfg::Nvfp4: return "NVFP4, workspace amax";
+        case Cfg::Contiguous: return "CONTIGUOUS MoE";
+        case Cfg::ContiguousCounts: return "CONTIGUOUS MoE with slot counts";
+        case Cfg::Masked: return "MASKED MoE";
+        case Cfg::MaskedNvfp4: return "MASKED MoE NVFP4, workspace amaxes";
+        case Cfg::ColFp32: return "rowwise + columnwise per-group";
+        case Cfg::ColMx: return "rowwise + columnwise MXFP8";
+    }
+    return "?";
+}
+
+struct BadWorld {
+    static constexpr int64_t kRows = 4, kCols = 64;
+    Handle gpu{FQ_BACKEND_CUDA, 0};
+    DeviceBuffer<uint16_t> x{size_t(kRows * 2 * kCols)};
+    DeviceBuffer<float> floats{8};  // static scales, ub, prob, global amaxes: 0.5 each
+    DeviceBuffer<int32_t> offsets{3}, counts{2};
+    GuardedDevice values{size_t(kRows * kCols)}, scales{512}, col_values{size_t(kRows * kCols)}, col_scales{size_t(kCols * 4)};
+    GuardedDevice workspace{16}, repacked{1024};
+    DeviceBuffer<uint8_t> repack_src{24};
+    DeviceBuffer<int32_t> repack_offsets{3};
+    // Pageable host memory (16-byte aligned, poisoned): what a CUDA handle must refuse. Also pinned host memory,
+    // which the device addresses.
+    std::vector<uint32_t> host = std::vector<uint32_t>(1024, 0x5A5A5A5Au);
+    void* pinned = nullptr;
+
+    BadWorld() {
+        REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+        x.upload(std::vector<uint16_t>(x.n, 0x3F80));  // 1.0
+        floats.upload(std::vector<float>(floats.n, 0.5f));
+        offsets.upload({0, 2, 4});
+        counts.upload({1, 1});
+        repack_src.upload(std::vector<uint8_t>(24, 0x11));
+        repack_offsets.upload({0, 1, 3});
+        CUDA_OK(cudaMallocHost(&pinned, 4096));
+        std::vector<uint16_t> ones(size_t(kRows * 2 * kCols), 0x3F80);
+        std::memcpy(pinned, ones.data(), ones.size() * 2);
+    }
+    ~BadWorld() { cudaFreeHost(pinned); }
+    void* h() { return host.data(); }
+    std::vector<GuardedDevice*> outputs() { return {&values, &scales, &col_values, &col_scales, &workspace, &repacked}; }
+};
+
+// Every pointer fqQuantize reads or writes, valid (device memory) unless a case spoils one.
+struct QPtrs {
+    const void* input;
+    void *output, *scales;
+    const void *static_scale, *ub, *prob, *global_amax, *offsets, *counts;
+    void *col_output, *col_scales, *workspace;
+    size_t workspace_bytes;
+};
+
+struct Outcome {
+    fqStatus_t status;
+    std::string message;  // fqGetLastErrorMessage() right after the call
+};
+Outcome outcome(fqStatus_t s) { return {s, fqGetLastErrorMessage()}; }
+
+Outcome quantize(BadWorld& w, Cfg cfg, const std::function<void(BadWorld&, QPtrs&)>& spoil) {
+    const bool moe2 = cfg == Cfg::Contiguous || cfg == Cfg::ContiguousCounts || cfg == Cfg::Masked || cfg == Cfg::MaskedNvfp4;
+    const size_t ws = cfg == Cfg::Nvfp4 ? 4 : cfg == Cfg::MaskedNvfp4 ? 8 : 0;
+    QPtrs a{w.x.p, w.values.p(), w.scales.p(), w.floats.p, w.floats.p, w.floats.p, w.floats.p, w.offsets.p, w.counts.p,
+            w.col_values.p(), w.col_scales.p(), ws ? w.workspace.p() : nullptr, ws};
+    if (spoil) spoil(w, a);
+    Desc d;
+    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT);
+    const int32_t out_type = nvfp4(cfg) ? FQ_TYPE_FP4_E2M1 : FQ_TYPE_FP8_E4M3FN;
+    if (nvfp4(cfg))
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4).i32(FQ_QUANT_DESC_OUTPUT_TYPE, out_type)
+            .i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN);
+    else if (cfg == Cfg::ColMx)
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8).i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+    else if (cfg == Cfg::Static)
+        d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC).ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, a.static_scale);
+    else
+        d.i32(FQ_QUANT_DESC_GROUP_SIZE, 32);
+    if (cfg == Cfg::Ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, a.ub);
+    if (cfg == Cfg::Prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, a.prob);
+    if (cfg == Cfg::Nvfp4Amax) d.ptr(FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, a.global_amax);
+    if (moe2) {
+        const bool masked = cfg == Cfg::Masked || cfg == Cfg::MaskedNvfp4;
+        d.i32(FQ_QUANT_DESC_MOE_LAYOUT, masked ? FQ_MOE_LAYOUT_MASKED : FQ_MOE_LAYOUT_CONTIGUOUS).i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+        if (!masked) d.ptr(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, a.offsets);
+        if (masked || cfg == Cfg::ContiguousCounts) d.ptr(FQ_QUANT_DESC_MOE_COUNTS_POINTER, a.counts);
+    }
+    if (cfg == Cfg::ColFp32 || cfg == Cfg::ColMx)
+        d.i32(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE)
+            .ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, a.col_output).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, a.col_scales);
+    Layout li(FQ_TYPE_BF16, BadWorld::kRows, 2 * BadWorld::kCols, 2 * BadWorld::kCols),
+        lo(out_type, BadWorld::kRows, BadWorld::kCols, BadWorld::kCols);
+    const size_t sbytes = scale_bytes(d, BadWorld::kRows, BadWorld::kCols);
+    REQUIRE(sbytes <= w.scales.n);
+    if (cfg == Cfg::ColFp32 || cfg == Cfg::ColMx) {
+        size_t col_sbytes = 0;
+        REQUIRE(fqGetScaleBufferSize(d.d, BadWorld::kRows, BadWorld::kCols, FQ_OUTPUT_COLUMNWISE, &col_sbytes) == FQ_STATUS_SUCCESS);
+        REQUIRE(col_sbytes <= w.col_scales.n);
+    }
+    // The workspace each configuration is said to need (a pinned variant that refuses the problem has none).
+    size_t need = 0;
+    const fqStatus_t ws_status = fqGetWorkspaceSize(w.gpu.h, d.d, li.l, lo.l, &need);
+    REQUIRE_MESSAGE((ws_status == FQ_STATUS_SUCCESS || ws_status == FQ_STATUS_NOT_SUPPORTED), std::string(fqGetLastErrorMessage()));
+    if (ws_status == FQ_STATUS_SUCCESS) REQUIRE(need == ws);
+    return outcome(fqQuantize(w.gpu.h, d.d, li.l, a.input, lo.l, a.output, a.scales, sbytes, a.workspace, a.workspace_bytes, nullptr));
+}
+
+struct BadCase {
+    std::string fn, arg, how;
+    fqStatus_t want;
+    std::string names;  // the message must contain it (failures)
+    std::function<Outcome(BadWorld&)> call;
+};
+}  // namespace
+
+TEST_CASE("bad input a CUDA handle refuses: host pointers, the workspace, variant indices; nothing written") {
+    BadWorld w;
+    int32_t n_variants = 0;
+    REQUIRE(fqGetVariantCount(w.gpu.h, &n_variants) == FQ_STATUS_SUCCESS);
+    REQUIRE(n_variants > 0);
+    constexpr fqStatus_t OK = FQ_STATUS_SUCCESS, INVALID = FQ_STATUS_INVALID_VALUE, NULLP = FQ_STATUS_NULL_POINTER,
+                         MISALIGNED = FQ_STATUS_MISALIGNED, WORKSPACE = FQ_STATUS_INSUFFICIENT_WORKSPACE,
+                         UNSUPPORTED = FQ_STATUS_NOT_SUPPORTED;
+    std::vector<BadCase> cases;
+    using Spoil = std::function<void(BadWorld&, QPtrs&)>;
+    auto q = [&cases](std::string arg, std::string how, fqStatus_t want, std::string names, Cfg cfg, Spoil spoil) {
+        cases.push_back({"fqQuantize", std::move(arg), std::move(how), want, std::move(names),
+                         [cfg, spoil](BadWorld& w) { return quantize(w, cfg, spoil); }});
+    };
+    const Spoil none;
+    // Each configuration runs as given (control), then with one pointer in pageable host memory.
+    const struct { Cfg cfg; const char* arg; Spoil spoil; } host_pointers[] = {
+        {Cfg::PerGroup, "input", [](BadWorld& w, QPtrs& a) { a.input = w.h(); }},
+        {Cfg::PerGroup, "output", [](BadWorld& w, QPtrs& a) { a.output = w.h(); }},
+        {Cfg::PerGroup, "scales", [](BadWorld& w, QPtrs& a) { a.scales = w.h(); }},
+        {Cfg::Static, "FQ_QUANT_DESC_STATIC_SCALE_POINTER", [](BadWorld& w, QPtrs& a) { a.static_scale = w.h(); }},
+        {Cfg::Ub, "FQ_QUANT_DESC_SCALE_UB_POINTER", [](BadWorld& w, QPtrs& a) { a.ub = w.h(); }},
+        {Cfg::Prob, "FQ_QUANT_DESC_ROW_PROB_POINTER", [](BadWorld& w, QPtrs& a) { a.prob = w.h(); }},
+        {Cfg::Nvfp4Amax, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", [](BadWorld& w, QPtrs& a) { a.global_amax = w.h(); }},
+        {Cfg::Contiguous, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER", [](BadWorld& w, QPtrs& a) { a.offsets = w.h(); }},
+        {Cfg::ContiguousCounts, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", [](BadWorld& w, QPtrs& a) { a.counts = w.h(); }},
+        {Cfg::Masked, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", [](BadWorld& w, QPtrs& a) { a.counts = w.h(); }},
+        {Cfg::ColFp32, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", [](BadWorld& w, QPtrs& a) { a.col_output = w.h(); }},
+        {Cfg::ColFp32, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", [](BadWorld& w, QPtrs& a) { a.col_scales = w.h(); }},
+        {Cfg::ColMx, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", [](BadWorld& w, QPtrs& a) { a.col_scales = w.h(); }},
+        {Cfg::ColMx, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", [](BadWorld& w, QPtrs& a) { a.col_output = w.h(); }},
+    };
+    std::vector<Cfg> controlled;
+    for (const auto& k : host_pointers) {
+        const std::string cfg = cfg_name(k.cfg);
+        if (std::find(controlled.begin(), controlled.end(), k.cfg) == controlled.end()) {
+            controlled.push_back(k.cfg);
+            q(k.arg, cfg + ", every pointer in device memory (control)", OK, "", k.cfg, none);
+        }
+        q(k.arg, "pageable host memory (" + cfg + ")", INVALID, std::string(k.arg) + ":", k.cfg, k.spoil);
+    }
+    q("input", "pinned host memory (allowed: the device addresses it)", OK, "", Cfg::PerGroup,
+      [](BadWorld& w, QPtrs& a) { a.input = w.pinned; });
+    q("input", "pageable host memory with MASKED counts (the first pointer refused is named)", INVALID, "input:", Cfg::Masked,
+      [](BadWorld& w, QPtrs& a) { a.input = w.h(); });
+
+    // The workspace: NVFP4 without a global amax reduces it there (4 bytes, 8 for two MASKED experts).
+    q("workspace", "NVFP4, 4 device bytes (control)", OK, "", Cfg::Nvfp4, none);
+    q("workspace", "MASKED NVFP4, 8 device bytes (control)", OK, "", Cfg::MaskedNvfp4, none);
+    q("workspaceSizeInBytes", "SIZE_MAX (more than needed: allowed)", OK, "", Cfg::Nvfp4,
+      [](BadWorld&, QPtrs& a) { a.workspace_bytes = SIZE_MAX; });
+    q("workspace", "pageable host memory where none is needed (allowed: unused)", OK, "", Cfg::Nvfp4Amax,
+      [](BadWorld& w, QPtrs& a) { a.workspace = w.h(); a.workspace_bytes = 4; });
+    q("workspaceSizeInBytes", "0 with a NULL workspace, 4 needed", WORKSPACE, "workspaceSizeInBytes:", Cfg::Nvfp4,
+      [](BadWorld&, QPtrs& a) { a.workspace = nullptr; a.workspace_bytes = 0; });
+    for (size_t bytes : {size_t(1), size_t(3)})
+        q("workspaceSizeInBytes", std::to_string(bytes) + " bytes, 4 needed", WORKSPACE, "workspaceSizeInBytes:", Cfg::Nvfp4,
+          [bytes](BadWorld&, QPtrs& a) { a.workspace_bytes = bytes; });
+    q("workspaceSizeInBytes", "MASKED NVFP4: 4 bytes, 8 needed (one word per expert)", WORKSPACE, "workspaceSizeInBytes:",
+      Cfg::MaskedNvfp4, [](BadWorld&, QPtrs& a) { a.workspace_bytes = 4; });
+    q("workspace", "NULL with 4 bytes declared", NULLP, "workspace:", Cfg::Nvfp4, [](BadWorld&, QPtrs& a) { a.workspace = nullptr; });
+    for (size_t off : {size_t(1), size_t(2), size_t(3)})
+        q("workspace", "device memory at +" + std::to_string(off) + " (an fp32 amax)", MISALIGNED, "workspace:", Cfg::Nvfp4,
+          [off](BadWorld& w, QPtrs& a) { a.workspace = w.workspace.p() + off; });
+    q("workspace", "pageable host memory", INVALID, "workspace:", Cfg::Nvfp4, [](BadWorld& w, QPtrs& a) { a.workspace = w.h(); });
+    q("workspace", "pageable host memory, MASKED NVFP4", INVALID, "workspace:", Cfg::MaskedNvfp4,
+      [](BadWorld& w, QPtrs& a) { a.workspace = w.h(); });
+
+    // Variants: FQ_HANDLE_VARIANT and fqGetVariantName's index past the CUDA handle's variants; a pinned
+    // variant that refuses the problem.
+    const int32_t pinned_before = n_variants - 1;  // a valid pin the refused settings must leave in place
+    for (int32_t v : {n_variants, n_variants + 1, int32_t(1) << 20, (int32_t(1) << 20) + 1, -2, INT32_MIN, INT32_MAX})
+        cases.push_back({"fqHandleSetAttribute", "buf", "FQ_HANDLE_VARIANT = " + std::to_string(v) + " of " +
+                         std::to_string(n_variants) + " variants", INVALID, "FQ_HANDLE_VARIANT", [v, pinned_before](BadWorld& w) {
+                             REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &pinned_before, 4) == FQ_STATUS_SUCCESS);
+                             const Outcome o = outcome(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &v, 4));
+                             int32_t now = -7;
+                             size_t written = 0;
+                             REQUIRE(fqHandleGetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &now, 4, &written) == FQ_STATUS_SUCCESS);
+                             const int32_t automatic = -1;
+                             REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &automatic, 4) == FQ_STATUS_SUCCESS);
+                             CHECK_MESSAGE(now == pinned_before, "a refused FQ_HANDLE_VARIANT changed the handle");
+                             return o;
+                         }});
+    for (int32_t i : {n_variants, n_variants + 1, -1, INT32_MIN, INT32_MAX})
+        cases.push_back({"fqGetVariantName", "index", std::to_string(i) + " of " + std::to_string(n_variants) + " variants",
+                         INVALID, "index:", [i](BadWorld& w) {
+                             char name[64];
+                             std::memset(name, 0x5A, sizeof name);
+                             const Outcome o = outcome(fqGetVariantName(w.gpu.h, i, name, sizeof name));
+                             CHECK_MESSAGE(std::all_of(name, name + sizeof name, [](char ch) { return ch == 0x5A; }),
+                                           "a refused fqGetVariantName wrote its name");
+                             return o;
+                         }});
+    int32_t refusing = -1;  // a variant that does not run the per-group problem (the BLOCK_2D one, say)
+    {
+        Desc d;
+        d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT)
+            .i32(FQ_QUANT_DESC_GROUP_SIZE, 32);
+        Layout li(FQ_TYPE_BF16, BadWorld::kRows, 2 * BadWorld::kCols, 2 * BadWorld::kCols),
+            lo(FQ_TYPE_FP8_E4M3FN, BadWorld::kRows, BadWorld::kCols, BadWorld::kCols);
+        for (int32_t v = 0; v < n_variants && refusing < 0; ++v) {
+            REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
+            if (fqQuerySupport(w.gpu.h, d.d, li.l, lo.l, nullptr, 0) == FQ_STATUS_NOT_SUPPORTED) refusing = v;
+        }
+        const int32_t automatic = -1;
+        REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &automatic, 4) == FQ_STATUS_SUCCESS);
+    }
+    CHECK_MESSAGE(refusing >= 0, "no variant of this CUDA handle refuses per-group 32 (expected the BLOCK_2D one)");
+    if (refusing >= 0)
+        cases.push_back({"fqQuantize", "handle", "FQ_HANDLE_VARIANT pinned to " + std::to_string(refusing) +
+                         ", which refuses the problem", UNSUPPORTED, "FQ_HANDLE_VARIANT", [refusing](BadWorld& w) {
+                             REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &refusing, 4) == FQ_STATUS_SUCCESS);
+                             const Outcome o = quantize(w, Cfg::PerGroup, nullptr);
+                             const int32_t automatic = -1;
+                             REQUIRE(fqHandleSetAttribute(w.gpu.h, FQ_HANDLE_VARIANT, &automatic, 4) == FQ_STATUS_SUCCESS);
+                             return o;
+                         }});
+
+    // fqScaleRepack on a CUDA handle: 2 blocks of 4 x 3 E8M0 scales, ROW_MAJOR (24 bytes) -> SWIZZLED_128X4
+    // (1024 bytes); stacked: 3 rows with device row offsets.
+    auto r = [&cases](std::string arg, std::string how, fqStatus_t want, std::string names, bool stacked,
+                      std::function<void(BadWorld&, const void*&, void*&, const int32_t*&)> spoil) {
+        cases.push_back({"fqScaleRepack", std::move(arg), std::move(how), want, std::move(names), [=](BadWorld& w) {
+                             const void* src = w.repack_src.p;
+                             void* dst = w.repacked.p();
+                             const int32_t* offsets = stacked ? w.repack_offsets.p : nullptr;
+                             if (spoil) spoil(w, src, dst, offsets);
+                             return outcome(fqScaleRepack(w.gpu.h, FQ_TYPE_E8M0, 2, 4, 3,
+                                                          stacked ? FQ_SCALE_REPACK_STACKED_TO_BLOCKS : FQ_SCALE_REPACK_BLOCKS,
+                                                          offsets, stacked ? 3 : 0, FQ_SCALE_LAYOUT_ROW_MAJOR, src,
+                                                          stacked ? 9 : 24, FQ_SCALE_LAYOUT_SWIZZLED_128X4, dst, 1024, nullptr));
+                         }});
+    };
+    r("handle", "BLOCKS, device src and dst (control)", OK, "", false, nullptr);
+    r("handle", "STACKED_TO_BLOCKS, device row offsets (control)", OK, "", true, nullptr);
+    r("src", "pageable host memory", INVALID, "src:", false, [](BadWorld& w, const void*& s, void*&, const int32_t*&) { s = w.h(); });
+    r("dst", "pageable host memory", INVALID, "dst:", false, [](BadWorld& w, const void*&, void*& d, const int32_t*&) { d = w.h(); });
+    r("rowOffsets", "pageable host memory", INVALID, "rowOffsets:", true,
+      [](BadWorld& w, const void*&, void*&, const int32_t*& o) { o = reinterpret_cast<const int32_t*>(w.h()); });
+
+    // Each case: the exact status, a message naming the argument, no CUDA error left behind, and (failures)
+    // nothing written: every device output and its guards, and the pageable host memory, as they were.
+    const std::vector<uint32_t> host_before = w.host;
+    int refused = 0, accepted = 0;
+    for (const BadCase& k : cases) {
+        const Outcome o = k.call(w);
+        INFO(k.fn, "(", k.arg, "): ", k.how, " -> ", fqGetStatusString(o.status), " \"", o.message, "\"");
+        CHECK(o.status == k.want);
+        CUDA_OK(cudaDeviceSynchronize());
+        CHECK(cudaGetLastError() == cudaSuccess);
+        if (k.want == OK) {
+            CHECK(o.message.empty());
+            for (GuardedDevice* g : w.outputs()) CHECK(g->guards_intact());
+            ++accepted;
+        } else {
+            CHECK(!o.message.empty());
+            CHECK(o.message.find(k.names) != std::string::npos);
+            for (GuardedDevice* g : w.outputs()) CHECK(g->unchanged());
+            ++refused;
+        }
+        CHECK(w.host == host_before);
+        for (GuardedDevice* g : w.outputs()) g->reset();
+    }
+    MESSAGE("CUDA-handle bad input: ", refused, " bad inputs refused with the documented status, ", accepted,
+            " valid controls accepted");
+    CHECK(refused >= 40);
 }
 
 int main(int argc, char** argv) {

@@ -1,21 +1,35 @@
 // libFuzzer target over the public C API on the host backend. The input is a program: a sequence of
 // operations (one opcode byte, then that operation's operands) creating and destroying handles,
 // descriptors and layouts, setting and getting attributes with arbitrary ids, sizes and values, asking
-// the scale, workspace and support queries with arbitrary shapes, and running fqQuantize with buffers sized
-// from the queries (capped at a few MB) or deliberately wrong. Bytes past the end read as zero, so every
-// byte string is a program. tests/fuzz/make_corpus.py writes the seed corpus in this format.
+// the scale, workspace and support queries with arbitrary shapes, running fqQuantize (rowwise, columnwise
+// or both) with buffers sized from the queries (capped at a few MB) or deliberately wrong, and running
+// fqGetScaleRepackSize / fqScaleRepack over arbitrary scale types, layouts, shapes, batchings and MoE row
+// offsets. Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
+// writes the seed corpus in this format.
 //
 // Besides ASan and UBSan, the target aborts when the library breaks one of its promises:
 //   - a status outside fqStatus, or a message that is empty on failure or set after success;
 //   - an attribute that does not read back as set;
 //   - fqGetScaleBufferSize disagreeing with FQ_SCALE_INFO_BYTES, padded extents smaller than logical;
-//   - fqQuantize succeeding where fqQuerySupport failed, or failing on buffers sized by the queries;
+//   - fqQuantize succeeding where fqQuerySupport failed, or failing on buffers sized by the queries
+//     (columnwise ones included: fqGetScaleBufferSize(.., FQ_OUTPUT_COLUMNWISE) and the output layout);
+//   - fqQuantize accepting a wrong buffer (misaligned, short, NULL; columnwise: NULL or misaligned fp32);
+//   - a failing fqQuantize or fqScaleRepack writing any byte of its outputs; a columnwise-only fqQuantize
+//     writing `output` or `scales`; fqScaleRepack writing its source;
+//   - fqScaleRepack failing on a valid problem with buffers of the sizes fqGetScaleRepackSize gives, or
+//     accepting an invalid one; fqGetScaleRepackSize of `batch` blocks other than batch x one block;
+//   - fqScaleRepack leaving a byte of dst unwritten (two runs over differently filled destinations differ),
+//     or a repack A -> B -> A differing from A -> A;
 //   - two runs of the same problem writing different bytes.
-// Every output buffer is a heap block of exactly the declared size, so a write past it is an ASan error.
+// Every output buffer is a heap block of exactly the declared size, so a write past it is an ASan error;
+// the columnwise and repack buffers also lie between guard bytes (poisoned under ASan) that are checked
+// after every call.
 //
-// The descriptor's pointer attributes are only ever set to NULL or to this target's own pools (floats and
-// int32s, aligned or deliberately misaligned), and fqQuantize is skipped where a pool is too short for what
-// the problem would read: the fuzzer looks for the library's bugs, not the caller's.
+// The descriptor's pointer attributes are only ever set to NULL, to this target's own pools (floats and
+// int32s, aligned or deliberately misaligned) or, during one fqQuantize, to its guarded columnwise buffers;
+// fqQuantize is skipped where a pool is too short for what the problem would read, and fqScaleRepack gets
+// row offsets only where it has batch + 1 of them: the fuzzer looks for the library's bugs, not the caller's.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +39,18 @@
 #include <vector>
 
 #include "fusedquant/fusedquant.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#define FQ_FUZZ_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define FQ_FUZZ_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#endif
+#endif
+#ifndef FQ_FUZZ_POISON
+#define FQ_FUZZ_POISON(p, n) ((void)(p), (void)(n))
+#define FQ_FUZZ_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace {
 
@@ -103,6 +129,53 @@ struct Block {
     size_t n;
     explicit Block(size_t n_, uint8_t fill = 0xA5) : p(new uint8_t[n_ ? n_ : 1]), n(n_) { std::memset(p.get(), fill, n_ ? n_ : 1); }
     uint8_t* get() { return p.get(); }
+    bool holds(uint8_t fill) const {
+        for (size_t i = 0; i < n; ++i) if (p[i] != fill) return false;
+        return true;
+    }
+};
+
+// n bytes, `shift` bytes past a 16-byte boundary, between guard bytes on either side: poisoned under ASan
+// (a write there stops at once) and checked by intact() in any build.
+class Guarded {
+  public:
+    static constexpr size_t kGuard = 64;
+    static constexpr uint8_t kGuardByte = 0xE7;
+    Guarded(size_t n, uint8_t fill, size_t shift = 0) : n_(n), total_(n + 2 * kGuard + 32), mem_(new uint8_t[total_]) {
+        const auto base = reinterpret_cast<uintptr_t>(mem_.get());
+        off_ = size_t((base + kGuard + 15) / 16 * 16 - base) + shift % 16;
+        std::memset(mem_.get(), kGuardByte, total_);
+        std::memset(mem_.get() + off_, fill, n_);
+        FQ_FUZZ_POISON(mem_.get(), off_);
+        FQ_FUZZ_POISON(mem_.get() + off_ + n_, total_ - off_ - n_);
+    }
+    ~Guarded() { FQ_FUZZ_UNPOISON(mem_.get(), total_); }
+    Guarded(const Guarded&) = delete;
+    Guarded& operator=(const Guarded&) = delete;
+    uint8_t* get() { return mem_.get() + off_; }
+    const uint8_t* get() const { return mem_.get() + off_; }
+    size_t size() const { return n_; }
+    bool intact() const {
+        FQ_FUZZ_UNPOISON(mem_.get(), total_);
+        bool ok = true;
+        for (size_t i = 0; i < total_ && ok; ++i) ok = (i >= off_ && i < off_ + n_) || mem_[i] == kGuardByte;
+        FQ_FUZZ_POISON(mem_.get(), off_);
+        FQ_FUZZ_POISON(mem_.get() + off_ + n_, total_ - off_ - n_);
+        return ok;
+    }
+    bool holds(uint8_t fill) const {
+        for (size_t i = 0; i < n_; ++i) if (get()[i] != fill) return false;
+        return true;
+    }
+    bool same(const Guarded& o) const { return n_ == o.n_ && std::memcmp(get(), o.get(), n_) == 0; }
+    void fill_random(uint8_t seed) {
+        uint32_t x = 0x2545F491u ^ (uint32_t(seed) * 0x9E3779B9u);
+        for (size_t i = 0; i < n_; ++i) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; get()[i] = uint8_t(x >> 11); }
+    }
+
+  private:
+    size_t n_, total_, off_ = 0;
+    std::unique_ptr<uint8_t[]> mem_;
 };
 
 constexpr int kDescs = 4, kLayouts = 6, kHandles = 2;
@@ -370,6 +443,56 @@ struct Fuzz {
             broken("fqQuerySupport and fqGetWorkspaceSize disagree", s, t);
     }
 
+    // The columnwise outputs of one fqQuantize: guarded buffers of the sizes the queries give (scales:
+    // fqGetScaleBufferSize(.., FQ_OUTPUT_COLUMNWISE); values: the output layout's bytes, or [H, M] with
+    // stride M when transposed), which the descriptor's COLUMNWISE_* pointers address for the call; the
+    // descriptor's own pointers are put back when it goes.
+    struct Columnwise {
+        fqQuantDesc_t x = nullptr;
+        const void *saved_out = nullptr, *saved_scales = nullptr;
+        std::unique_ptr<Guarded> data, scales;
+        int32_t scale_type = FQ_TYPE_FP32;
+        bool null = false;   // a NULL pointer where the problem writes: fqQuerySupport refuses it
+        bool wrong = false;  // that, or misaligned fp32 scales: fqQuantize refuses it
+
+        // mode (0-4: both buffers; 5: values NULL; 6: scales NULL; 7: scales misaligned); false: no buffers
+        // (the descriptor keeps its pointers).
+        bool prepare(Fuzz& f, fqQuantDesc_t desc, fqTensorLayout_t out, uint8_t mode) {
+            int32_t ot = 0, transpose = 0;
+            int64_t orows = 0, ocols = 0, old = 0;
+            size_t sbytes = 0;
+            if (!f.layout_facts(out, &ot, &orows, &ocols, &old) ||
+                fqGetScaleBufferSize(desc, orows, ocols, FQ_OUTPUT_COLUMNWISE, &sbytes) != FQ_STATUS_SUCCESS ||
+                !f.desc_attr(desc, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &saved_out) ||
+                !f.desc_attr(desc, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &saved_scales))
+                return false;
+            f.desc_attr(desc, FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, &transpose);
+            f.desc_attr(desc, FQ_QUANT_DESC_SCALE_TYPE, &scale_type);
+            const bool fp4 = ot == FQ_TYPE_FP4_E2M1;
+            const __int128 bytes = transpose ? __int128(ocols) * (fp4 ? (orows + 1) / 2 : orows)
+                                             : (fp4 ? (__int128(orows) * old + 1) / 2 : __int128(orows) * old);
+            if (bytes > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return false;
+            const size_t shift = mode == 7 ? 1 + f.r.u8() % 3 : 0;
+            data.reset(new Guarded(size_t(bytes), 0xA5));
+            scales.reset(new Guarded(sbytes, 0xA5, shift));
+            null = (mode == 5 && orows > 0) || (mode == 6 && sbytes > 0);
+            wrong = null || (mode == 7 && scale_type == FQ_TYPE_FP32 && sbytes > 0);
+            x = desc;
+            point(mode == 5 ? nullptr : data->get(), mode == 6 ? nullptr : scales->get());
+            return true;
+        }
+        void point(const void* values, const void* s) {
+            if (fqQuantDescSetAttribute(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &values, sizeof values) != FQ_STATUS_SUCCESS ||
+                fqQuantDescSetAttribute(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &s, sizeof s) != FQ_STATUS_SUCCESS)
+                broken("columnwise pointers not set");
+        }
+        bool intact() const { return !data || (data->intact() && scales->intact()); }
+        bool untouched() const { return !data || (data->holds(0xA5) && scales->holds(0xA5)); }
+        ~Columnwise() {
+            if (x) point(saved_out, saved_scales);
+        }
+    };
+
     // fqQuantize: the support query decides; then buffers of exactly the queried sizes, or a mistake.
     void quantize() {
         fqHandle_t hh = handle();
@@ -377,36 +500,46 @@ struct Fuzz {
         fqTensorLayout_t in = layout(), out = layout();
         const uint8_t mistake = r.u8() % 8;  // 0-3: none
         const uint8_t seed = r.u8();          // the input's values (fill_input), not read from the program
+        int32_t outputs = FQ_OUTPUT_ROWWISE;
+        desc_attr(x, FQ_QUANT_DESC_OUTPUTS, &outputs);
+        const bool columnwise = (outputs & FQ_OUTPUT_COLUMNWISE) != 0, rowwise = (outputs & FQ_OUTPUT_ROWWISE) != 0;
+        Columnwise col;
+        const bool col_ours = columnwise && col.prepare(*this, x, out, r.u8() % 8);
         const fqStatus_t support = check(fqQuerySupport(hh, x, in, out, nullptr, 0), "fqQuerySupport (quantize)");
         if (support != FQ_STATUS_SUCCESS) {
             // Whatever the buffers, execution must refuse too, before touching them.
             Block tiny(1);
             const fqStatus_t s = check(fqQuantize(hh, x, in, tiny.get(), out, tiny.get(), tiny.get(), 1, nullptr, 0, nullptr), "fqQuantize (refused)");
             if (s == FQ_STATUS_SUCCESS) broken("fqQuantize ran a problem fqQuerySupport refused", support);
+            if (!tiny.holds(0xA5) || !col.untouched()) broken("a refused fqQuantize wrote its outputs", s);
+            if (!col.intact()) broken("a write outside the columnwise buffers");
             return;
         }
+        if (col.null) broken("fqQuerySupport accepted a NULL columnwise pointer");
         int32_t it = 0, ot = 0;
         int64_t rows = 0, icols = 0, ild = 0, orows = 0, ocols = 0, old = 0;
         if (!layout_facts(in, &it, &rows, &icols, &ild) || !layout_facts(out, &ot, &orows, &ocols, &old)) broken("live layouts unreadable");
-        size_t sbytes = 0;
+        size_t sbytes = 0, col_sbytes = 0;
         if (check(fqGetScaleBufferSize(x, orows, ocols, FQ_OUTPUT_ROWWISE, &sbytes)) != FQ_STATUS_SUCCESS)
             broken("a supported problem has no scale buffer size");
+        if (columnwise && check(fqGetScaleBufferSize(x, orows, ocols, FQ_OUTPUT_COLUMNWISE, &col_sbytes)) != FQ_STATUS_SUCCESS)
+            broken("a supported columnwise problem has no columnwise scale buffer size");
         const __int128 in_bytes = __int128(rows) * ild * 2;
         const __int128 out_bytes = ot == FQ_TYPE_FP4_E2M1 ? (__int128(orows) * old + 1) / 2 : __int128(orows) * old;
         if (in_bytes > kMaxInputBytes || out_bytes > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return;
         // What the descriptor's pointers make the problem read: skip what the pools cannot back.
         const void *prob = nullptr, *col_out = nullptr, *col_sc = nullptr, *offs = nullptr, *counts = nullptr;
-        int32_t outputs = FQ_OUTPUT_ROWWISE, experts = 0, moe = FQ_MOE_LAYOUT_NONE;
+        int32_t experts = 0, moe = FQ_MOE_LAYOUT_NONE;
         desc_attr(x, FQ_QUANT_DESC_ROW_PROB_POINTER, &prob);
         desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &col_out);
         desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &col_sc);
         desc_attr(x, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, &offs);
         desc_attr(x, FQ_QUANT_DESC_MOE_COUNTS_POINTER, &counts);
-        desc_attr(x, FQ_QUANT_DESC_OUTPUTS, &outputs);
         desc_attr(x, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
         desc_attr(x, FQ_QUANT_DESC_MOE_LAYOUT, &moe);
         if (prob && rows > int64_t(kPool) - 32) return;  // pool_pointer() may point up to 32 floats in
-        if ((outputs & FQ_OUTPUT_COLUMNWISE) && (col_out || col_sc)) return;
+        // Columnwise buffers too large for this target: the descriptor's own pointers (pools) cannot back them.
+        if (columnwise && !col_ours && (col_out || col_sc)) return;
         // Under a MoE layout the library reads E+1 offsets, E counts, E static scales, E global amaxes, from a
         // pointer up to 32 elements into a pool.
         if (moe != FQ_MOE_LAYOUT_NONE && experts >= int32_t(kPool) - 64) return;
@@ -424,24 +557,48 @@ struct Fuzz {
         void* op = output.get();
         void* sp = scales.get();
         size_t sdecl = sbytes;
+        bool must_fail = col.wrong;  // rowwise buffers count only where rowwise output is asked for
         switch (mistake) {
-            case 4: ip = input.get() + 1; break;                                   // misaligned input
-            case 5: if (sbytes) sdecl = sbytes - 1 - r.u8() % sbytes; break;          // short scale buffer
-            case 6: if (rows) { ip = r.u8() % 2 ? nullptr : ip; op = ip ? nullptr : op; } break;
-            case 7: if (sbytes) sp = nullptr; break;
+            case 4: ip = input.get() + 1; must_fail |= rows > 0; break;                          // misaligned input
+            case 5: if (sbytes) { sdecl = sbytes - 1 - r.u8() % sbytes; must_fail |= rowwise; } break;  // short scales
+            case 6:
+                if (rows) {
+                    if (r.u8() % 2) { ip = nullptr; must_fail = true; }
+                    else { op = nullptr; must_fail |= rowwise; }
+                }
+                break;
+            case 7: if (sbytes) { sp = nullptr; must_fail |= rowwise; } break;
             default: break;
         }
-        const bool wrong = ip != input.get() || op != output.get() || sp != scales.get() || sdecl != sbytes;
-        const fqStatus_t s = check(fqQuantize(hh, x, in, ip, out, op, sp, sdecl, nullptr, 0, nullptr), "fqQuantize");
-        if (wrong && mistake >= 4 && s == FQ_STATUS_SUCCESS && !(mistake == 4 && rows == 0)) broken("a wrong buffer accepted", mistake);
+        const bool wrong = ip != input.get() || op != output.get() || sp != scales.get() || sdecl != sbytes || col.wrong;
+        const fqStatus_t s = check(fqQuantize(hh, x, in, ip, out, op, sp, sdecl, nullptr, 0, nullptr),
+                                   !columnwise ? "fqQuantize" : rowwise ? "fqQuantize (both)" : "fqQuantize (columnwise)");
+        if (!col.intact()) broken("a write outside the columnwise buffers");
+        if (must_fail && s == FQ_STATUS_SUCCESS) broken("a wrong buffer accepted", mistake);
         if (!wrong && s != FQ_STATUS_SUCCESS && !(s == FQ_STATUS_MISALIGNED && misaligned_desc))
             broken("a supported problem failed on buffers sized by the queries", s);
-        if (s == FQ_STATUS_SUCCESS && !wrong && in_bytes + out_bytes < (1 << 16)) {  // the same bytes again
-            // Row gaps past cols keep the fill; so do rows no MoE expert owns, and their scale slots.
-            Block output2{size_t(out_bytes)}, scales2{sbytes, uint8_t(moe == FQ_MOE_LAYOUT_NONE ? 0x3C : 0xA5)};
+        if (s != FQ_STATUS_SUCCESS && (!output.holds(0xA5) || !scales.holds(0xA5) || !col.untouched()))
+            broken("a failing fqQuantize wrote its outputs", s);
+        if (s == FQ_STATUS_SUCCESS && !rowwise && (!output.holds(0xA5) || !scales.holds(0xA5)))
+            broken("a columnwise-only fqQuantize wrote the rowwise output or scales");
+        const __int128 col_bytes = col_ours ? __int128(col.data->size() + col.scales->size()) : 0;
+        if (s == FQ_STATUS_SUCCESS && !wrong && in_bytes + out_bytes + col_bytes < (1 << 16)) {  // the same bytes again
+            // Row gaps past cols keep the fill; so do rows no MoE expert owns, and their scale slots, and the
+            // rowwise buffers of a columnwise-only problem. Every other scale byte is written.
+            const uint8_t scale_fill = moe == FQ_MOE_LAYOUT_NONE ? 0x3C : 0xA5;
+            Block output2{size_t(out_bytes)}, scales2{sbytes, rowwise ? scale_fill : uint8_t(0xA5)};
+            std::unique_ptr<Guarded> data2, col_scales2;
+            if (col_ours) {
+                data2.reset(new Guarded(col.data->size(), 0xA5));
+                col_scales2.reset(new Guarded(col.scales->size(), scale_fill));
+                col.point(data2->get(), col_scales2->get());
+            }
             if (check(fqQuantize(hh, x, in, ip, out, output2.get(), scales2.get(), sbytes, nullptr, 0, nullptr)) != FQ_STATUS_SUCCESS ||
                 std::memcmp(output.get(), output2.get(), output.n) != 0 || std::memcmp(scales.get(), scales2.get(), sbytes) != 0)
                 broken("a second run wrote different bytes");
+            if (col_ours && (!data2->intact() || !col_scales2->intact())) broken("a write outside the columnwise buffers");
+            if (col_ours && (!col.data->same(*data2) || !col.scales->same(*col_scales2)))
+                broken("a second run wrote different columnwise bytes");
         }
     }
 
@@ -461,6 +618,170 @@ struct Fuzz {
             }
             std::memcpy(b.get() + i, &v, 2);
         }
+    }
+
+    // ---- fqGetScaleRepackSize / fqScaleRepack ---------------------------------------------------------
+    static constexpr int64_t kMaxRepackBytes = 1 << 18, kMaxOffsets = 4096;
+
+    // A small value below `n` (the byte itself, so seeds can spell it), or now and then any integer.
+    int64_t small_or_any(uint8_t n) { const uint8_t b = r.u8(); return b >= 0xF0 ? r.i64() : int64_t(b % n); }
+    int32_t small_or_any32(uint8_t n) { const uint8_t b = r.u8(); return b >= 0xF0 ? r.i32() : int32_t(b % n); }
+
+    // The bytes fqGetScaleRepackSize gives for one side; where it succeeds for `blocks` > 0 blocks, one block
+    // must be that size over `blocks`.
+    fqStatus_t repack_size(int32_t type, int64_t blocks, int64_t rows, int64_t groups, int32_t layout, size_t* bytes) {
+        const fqStatus_t s = check(fqGetScaleRepackSize(type, blocks, rows, groups, layout, bytes), "fqGetScaleRepackSize");
+        size_t one = 0;
+        if (s == FQ_STATUS_SUCCESS && blocks > 0) {
+            if (check(fqGetScaleRepackSize(type, 1, rows, groups, layout, &one)) != FQ_STATUS_SUCCESS)
+                broken("fqGetScaleRepackSize: batch blocks fit, one does not", blocks);
+            if (__int128(one) * blocks != __int128(*bytes)) broken("fqGetScaleRepackSize: batch blocks are not batch x one", long(*bytes), long(one));
+        }
+        return s;
+    }
+
+    // Scale repack: a problem from the program (scale type, batch, rows, groups, batching, layouts, row
+    // offsets, stacked rows), sizes from fqGetScaleRepackSize, guarded buffers of exactly those sizes or a
+    // mistake; checks the status against the documented preconditions, the guards, that src is only read,
+    // that a failing call writes nothing and that a successful one writes every byte of dst the same way twice.
+    void scale_repack() {
+        static const int32_t kTypes[] = {FQ_TYPE_FP32, FQ_TYPE_E8M0, FQ_TYPE_FP8_E4M3FN};
+        fqHandle_t hh = handle();
+        const uint8_t tsel = r.u8();
+        const int32_t type = tsel >= 0xF0 ? r.i32() : kTypes[tsel % 3];
+        const int64_t batch = small_or_any(9), rows = r.i64(), groups = small_or_any(13);
+        const int32_t batching = small_or_any32(3), src_layout = small_or_any32(5), dst_layout = small_or_any32(5);
+        const bool blocks = batching == FQ_SCALE_REPACK_BLOCKS;
+        const bool src_stacked = batching == FQ_SCALE_REPACK_STACKED_TO_BLOCKS, dst_stacked = batching == FQ_SCALE_REPACK_BLOCKS_TO_STACKED;
+
+        // Row offsets, batch + 1 of them where batch allows: 0, 7 NULL; 1-3 non-decreasing; 4 any int32;
+        // 5 small, any order; 6 non-decreasing at a misaligned address.
+        const uint8_t omode = r.u8() % 8;
+        std::unique_ptr<Block> off_block;
+        const int32_t* offsets = nullptr;
+        int64_t last = 0;
+        if (omode != 0 && omode != 7 && batch >= 0 && batch <= kMaxOffsets) {
+            const size_t n = size_t(batch) + 1, shift = omode == 6 ? 1 + r.u8() % 3 : 0;
+            std::vector<int32_t> v(n);
+            int32_t step[16] = {};
+            for (size_t i = 0; i < n; ++i) {
+                int64_t x;
+                if (i < 16) {
+                    if (omode == 4) x = r.i32();
+                    else if (omode == 5) x = int8_t(r.u8());
+                    else x = i == 0 ? r.u8() % 4 : int64_t(v[i - 1]) + r.u8();
+                    step[i] = int32_t(i == 0 ? 0 : x - v[i - 1]);
+                } else {  // past 16: the first steps again
+                    x = int64_t(v[i - 1]) + step[1 + (i - 1) % 15];
+                }
+                v[i] = int32_t(x < INT32_MIN ? INT32_MIN : (x > INT32_MAX ? INT32_MAX : x));
+            }
+            last = v[n - 1];
+            off_block.reset(new Block(n * 4 + shift));
+            std::memcpy(off_block->get() + shift, v.data(), n * 4);
+            offsets = reinterpret_cast<const int32_t*>(off_block->get() + shift);
+        }
+        int64_t stacked_rows = 0;
+        switch (r.u8() % 4) {
+            case 0: stacked_rows = blocks ? 0 : last; break;     // what the offsets cover
+            case 1: stacked_rows = last + r.u8() % 5 - 2; break;  // a little more or less
+            case 2: stacked_rows = r.i64(); break;
+            default: break;
+        }
+        const uint8_t mistake = r.u8() % 8;  // 0-3: none
+        const uint8_t seed = r.u8();          // the source's bytes
+
+        size_t src_need = 0, dst_need = 0;
+        const fqStatus_t ss = repack_size(type, src_stacked ? 1 : batch, src_stacked ? stacked_rows : rows, groups, src_layout, &src_need);
+        const fqStatus_t ds = repack_size(type, dst_stacked ? 1 : batch, dst_stacked ? stacked_rows : rows, groups, dst_layout, &dst_need);
+        if (seed % 32 == 31 && check(fqGetScaleRepackSize(type, batch, rows, groups, src_layout, nullptr)) != FQ_STATUS_NULL_POINTER)
+            broken("fqGetScaleRepackSize wrote through a NULL size");
+        // The header's preconditions, all of them.
+        const bool live = hh && (hh == h[0] || hh == h[1]);
+        const bool aligned_offsets = (reinterpret_cast<uintptr_t>(offsets) & 3u) == 0;
+        const bool valid = live && ss == FQ_STATUS_SUCCESS && ds == FQ_STATUS_SUCCESS && batching >= 0 && batching <= 2 &&
+                           (blocks ? !offsets && stacked_rows == 0
+                                   : offsets && aligned_offsets && stacked_rows >= 0 && batch <= INT32_MAX - 1);
+
+        if (ss != FQ_STATUS_SUCCESS || ds != FQ_STATUS_SUCCESS || src_need > size_t(kMaxRepackBytes) || dst_need > size_t(kMaxRepackBytes)) {
+            // Sizes no query gives, or too large here: 1-byte buffers, declared as 1 byte (or, for a side whose
+            // query failed, as SIZE_MAX): the call must refuse before touching them.
+            Guarded src(1, 0x11), dst(1, 0xA5);
+            const size_t sdecl = ss != FQ_STATUS_SUCCESS && seed % 2 ? SIZE_MAX : 1;
+            const size_t ddecl = ds != FQ_STATUS_SUCCESS && seed % 4 >= 2 ? SIZE_MAX : 1;
+            const fqStatus_t s = check(fqScaleRepack(hh, type, batch, rows, groups, batching, offsets, stacked_rows, src_layout,
+                                                     src.get(), sdecl, dst_layout, dst.get(), ddecl, nullptr), "fqScaleRepack (refused)");
+            if (s == FQ_STATUS_SUCCESS && (ss != FQ_STATUS_SUCCESS || ds != FQ_STATUS_SUCCESS || src_need > 1 || dst_need > 1))
+                broken("fqScaleRepack ran a problem its size query refused, or on short buffers", long(src_need), long(dst_need));
+            if (!src.intact() || !dst.intact() || !src.holds(0x11) || (s != FQ_STATUS_SUCCESS && !dst.holds(0xA5)))
+                broken("a refused fqScaleRepack wrote", s);
+            return;
+        }
+
+        std::unique_ptr<Guarded> src(new Guarded(src_need, 0)), dst(new Guarded(dst_need, 0xA5)), both;
+        src->fill_random(seed);
+        const void* sp = src->get();
+        void* dp = dst->get();
+        size_t sdecl = src_need, ddecl = dst_need;
+        bool must_fail = !valid, mistaken = false;
+        switch (mistake) {
+            case 4: if (dst_need) { ddecl = dst_need - 1 - r.u8() % dst_need; must_fail = mistaken = true; } break;
+            case 5: if (src_need) { sdecl = src_need - 1 - r.u8() % src_need; must_fail = mistaken = true; } break;
+            case 6: {  // NULL src, NULL dst, or dst overlapping src
+                const uint8_t which = r.u8() % 3;
+                if (which == 0 && src_need) { sp = nullptr; must_fail = mistaken = true; }
+                if (which == 1 && dst_need) { dp = nullptr; must_fail = mistaken = true; }
+                if (which == 2 && src_need && dst_need) {
+                    const size_t at = (r.u8() % src_need) & ~size_t(3);
+                    both.reset(new Guarded(std::max(src_need, at + dst_need), 0));
+                    both->fill_random(seed);
+                    sp = both->get();
+                    dp = both->get() + at;
+                    must_fail = mistaken = true;
+                }
+                break;
+            }
+            case 7: {  // a misaligned src or dst: refused for fp32 scales, any address for byte scales
+                const uint8_t b = r.u8();
+                const size_t shift = 1 + b % 3;
+                std::unique_ptr<Guarded>& side = b & 4 ? dst : src;
+                side.reset(new Guarded(side->size(), b & 4 ? 0xA5 : 0, shift));
+                if (!(b & 4)) src->fill_random(seed);
+                sp = src->get();
+                dp = dst->get();
+                must_fail |= type == FQ_TYPE_FP32 && side->size() > 0;
+                mistaken = true;
+                break;
+            }
+            default: break;
+        }
+        const std::vector<uint8_t> src_before(static_cast<const uint8_t*>(both ? both->get() : src->get()),
+                                              static_cast<const uint8_t*>(both ? both->get() : src->get()) + (both ? both->size() : src_need));
+        const fqStatus_t s = check(fqScaleRepack(hh, type, batch, rows, groups, batching, offsets, stacked_rows, src_layout,
+                                                 sp, sdecl, dst_layout, dp, ddecl, nullptr), "fqScaleRepack");
+        if (!src->intact() || !dst->intact() || (both && !both->intact())) broken("a write outside fqScaleRepack's buffers");
+        if (must_fail && s == FQ_STATUS_SUCCESS) broken(valid ? "fqScaleRepack accepted a wrong buffer" : "fqScaleRepack accepted an invalid problem", mistake);
+        if (!must_fail && s != FQ_STATUS_SUCCESS) broken("a valid repack failed on buffers sized by fqGetScaleRepackSize", s);
+        if (!src_before.empty() && std::memcmp(src_before.data(), both ? both->get() : src->get(), src_before.size()) != 0)
+            broken(both ? "a failing fqScaleRepack wrote (overlapping buffers)" : "fqScaleRepack wrote its source");
+        if (s != FQ_STATUS_SUCCESS && !dst->holds(0xA5)) broken("a failing fqScaleRepack wrote", s);
+        if (s != FQ_STATUS_SUCCESS || mistaken) return;
+
+        // Every byte of dst is written (scales or 0): a destination filled differently ends up the same.
+        Guarded dst2(dst_need, 0x3C);
+        if (check(fqScaleRepack(hh, type, batch, rows, groups, batching, offsets, stacked_rows, src_layout, sp, sdecl,
+                                dst_layout, dst2.get(), dst_need, nullptr)) != FQ_STATUS_SUCCESS ||
+            !dst2.intact() || !dst->same(dst2))
+            broken("a second repack wrote different bytes (a byte of dst left unwritten?)");
+        if (!blocks) return;
+        // A -> B -> A gives what A -> A gives (A's scales with A's padding zeroed).
+        Guarded back(src_need, 0xA5), same(src_need, 0x3C);
+        if (check(fqScaleRepack(hh, type, batch, rows, groups, batching, nullptr, 0, dst_layout, dst->get(), dst_need,
+                                src_layout, back.get(), src_need, nullptr)) != FQ_STATUS_SUCCESS ||
+            check(fqScaleRepack(hh, type, batch, rows, groups, batching, nullptr, 0, src_layout, sp, src_need,
+                                src_layout, same.get(), src_need, nullptr)) != FQ_STATUS_SUCCESS)
+            broken("a repack back to the source layout failed");
+        if (!back.intact() || !same.intact() || !back.same(same)) broken("a repack there and back differs from one in place");
     }
 
     void set_pool() {
@@ -486,7 +807,8 @@ struct Fuzz {
                 case 11: scale_queries(); break;
                 case 12: support_queries(); break;
                 case 13: set_pool(); break;
-                default: quantize(); break;
+                case 14: quantize(); break;
+                default: scale_repack(); break;
             }
         }
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of tests/fuzz/fuzz_api.cpp into tests/fuzz/corpus/seed-*.bin: small programs in
 the target's format (one opcode byte, then its operands; see the Reader and Fuzz::run() there), each
-building a valid problem of one kind and running the queries and fqQuantize on it, plus a few that pass
-wrong objects and extreme shapes. Run it again after changing the format; files named crash-* are kept
+building a valid problem of one kind and running the queries and fqQuantize on it (rowwise, columnwise, both,
+under MoE layouts), scale repacks between layouts with and without MoE row offsets, plus a few that pass
+wrong objects, wrong buffers and extreme shapes. Run it again after changing the format; files named crash-* are kept
 reproducers of fixed bugs and are not touched."""
 import struct
 from pathlib import Path
@@ -11,16 +12,22 @@ OUT = Path(__file__).resolve().parent / "corpus"
 
 # Opcodes (Fuzz::run): the byte modulo 16.
 CREATE_HANDLE, CREATE_DESC, CREATE_LAYOUT, DESTROY, SET_DESC, _, GET_DESC, SET_LAYOUT, GET_LAYOUT, HANDLE_ATTR, \
-    VARIANTS, SCALE_QUERIES, SUPPORT, SET_POOL, QUANTIZE, _ = range(16)
+    VARIANTS, SCALE_QUERIES, SUPPORT, SET_POOL, QUANTIZE, REPACK = range(16)
 
 # Header values used below.
 A = dict(ACTIVATION=0, GATE_LAYOUT=1, GATE_ORDER=2, GATE_BLOCK_WIDTH=3, INTERMEDIATE_ROUNDING=4, SCHEME=5,
          GROUP_SIZE=6, OUTPUT_TYPE=7, SCALE_TYPE=8, SCALE_LAYOUT=9, SCALE_ROUNDING=10, MX_SCALE_RULE=11,
          SCALE_APPLY=12, QMAX=13, MIN_SCALE=14, SWIGLU_ALPHA=15, SWIGLU_BETA=16, SWIGLU_LIMIT=17,
          STATIC_SCALE_POINTER=18, SCALE_UB_POINTER=19, ROW_PROB_POINTER=20, MOE_LAYOUT=21, MOE_NUM_EXPERTS=22,
-         OUTPUTS=25, GLOBAL_AMAX_POINTER=30)
+         MOE_OFFSETS_POINTER=23, MOE_COUNTS_POINTER=24, OUTPUTS=25, COLUMNWISE_BLOCK=26, COLUMNWISE_TRANSPOSE=27,
+         GLOBAL_AMAX_POINTER=30)
 BF16, FP16, E4M3FN, E4M3FNUZ, E5M2, INT8, FP4, E8M0 = 2, 1, 3, 4, 5, 6, 7, 8
 POINTERS = {18, 19, 20, 23, 24, 28, 29, 30}
+ROWWISE, COLUMNWISE = 1, 2
+ROW_MAJOR, COL_MAJOR, COL_MAJOR_TMA, SWIZZLED, PACKED = range(5)
+FP32 = 0
+REPACK_TYPE = {FP32: 0, E8M0: 1, E4M3FN: 2}  # Fuzz::scale_repack's type byte
+BLOCKS, STACKED_TO_BLOCKS, BLOCKS_TO_STACKED = range(3)
 
 
 def i64(v):
@@ -57,7 +64,7 @@ class Program:
         return self.op(SET_DESC, slot, 1, A[attr], 0, 1, 0, struct.pack("<f", value))
 
     def set_ptr(self, attr, which, slot=0):
-        """which: 2 = the float pool, 3 = the float pool + 1 byte (misaligned)."""
+        """which: 2 = the float pool, 3 = the float pool + 1 byte (misaligned), 4 = the int32 pool."""
         extra = [0] if which == 3 else []
         return self.op(SET_DESC, slot, 1, A[attr], 0, 1, which, *extra)
 
@@ -67,6 +74,9 @@ class Program:
     def pool(self, index, value):
         return self.op(SET_POOL, index, struct.pack("<f", value))
 
+    def pool_i32(self, index, value):
+        return self.op(SET_POOL, 16 + index, struct.pack("<i", value))
+
     def scale_queries(self, rows, cols, which=1):
         """rows, cols: encoded (i64()); then every fqScaleInfo, and info 0 into a NULL value."""
         return self.op(SCALE_QUERIES, 0, rows, cols, 1, which - 1, 1, 0, 0, 0)
@@ -75,9 +85,40 @@ class Program:
         self.scale_queries(i64(rows), i64(cols), which)
         return self.op(SUPPORT, 0, 0, 0, 1, 1, 64, 1, 1)
 
-    def quantize(self, mistake=0, seed=2, in_slot=0, out_slot=1):
-        """seed % 4 picks the input values: 0 one pattern, 1 random bits, 2 moderate values, 3 a mix."""
-        return self.op(QUANTIZE, 0, 0, in_slot, out_slot, mistake, seed)
+    def quantize(self, mistake=0, seed=2, in_slot=0, out_slot=1, col=None, extra=()):
+        """seed % 4 picks the input values: 0 one pattern, 1 random bits, 2 moderate values, 3 a mix. col: the
+        columnwise buffers' mode (read only when the descriptor asks for columnwise output): 0 both buffers,
+        5 NULL values, 6 NULL scales, (7, shift) scales misaligned by shift bytes. extra: the mistake's operand."""
+        p = self.op(QUANTIZE, 0, 0, in_slot, out_slot, mistake, seed)
+        if col is not None:
+            p.op(*(col if isinstance(col, tuple) else (col,)))
+            if isinstance(col, tuple):
+                p.b[-1] -= 1  # 1 + byte % 3
+        return p.op(*extra) if extra else p
+
+    def repack(self, stype, batch, rows, groups, batching, src, dst, omode=0, offsets=(), shift=1, stacked=(3,),
+               mistake=0, seed=1, extra=()):
+        """Fuzz::scale_repack. omode: 0 NULL offsets, 1-3 non-decreasing (offsets[0] in 0..3, then steps of
+        0..255), 4 any int32, 5 small signed, 6 non-decreasing at a misaligned address (`shift` 1..3).
+        stacked: (0,) what the offsets cover, (1, d) that + d % 5 - 2, (2, i64 bytes) any, (3,) 0."""
+        b = bytearray([0, REPACK_TYPE[stype]])
+        b += bytes([batch]) if 0 <= batch < 9 else bytes([0xF0]) + i64(batch)
+        b += i64(rows)
+        b += bytes([groups]) if 0 <= groups < 13 else bytes([0xF0]) + i64(groups)
+        b += bytes([batching, src, dst, omode])
+        if omode == 6:
+            b.append(shift - 1)
+        for i, v in enumerate(offsets):
+            if omode == 4:
+                b += i64(v)
+            elif omode == 5:
+                b.append(v & 255)
+            else:  # offsets[0], then the steps
+                b.append(v if i == 0 else v - offsets[i - 1])
+        for part in stacked:
+            b += part if isinstance(part, (bytes, bytearray)) else bytes([part])
+        b += bytes([mistake, seed]) + bytes(extra)
+        return self.op(REPACK, b)
 
 
 def gated(act=1, gate=1, group=128):
@@ -124,6 +165,57 @@ def seeds():
     for m in (4, 5, 6, 7):
         p = gated(group=32).layout(0, BF16, 4, 128).layout(1, E4M3FN, 4, 64)
         s[f"mistake-{m}"] = p.quantize(mistake=m, seed=m)
+
+    # Columnwise output: MXFP8 alone; rowwise + columnwise per-group 128 transposed (COL_MAJOR_TMA scales);
+    # NVFP4 both, transposed, swizzled; under MASKED and CONTIGUOUS MoE layouts; columnwise mistakes.
+    p = Program().desc().set_i32("SCHEME", 5).set_i32("SCALE_TYPE", E8M0).set_i32("OUTPUTS", COLUMNWISE)
+    s["columnwise-mxfp8"] = p.layout(0, BF16, 64, 64).layout(1, E4M3FN, 64, 64).queries(64, 64, which=2).quantize(col=0)
+    p = gated(group=128).set_i32("OUTPUTS", ROWWISE | COLUMNWISE).set_i32("COLUMNWISE_BLOCK", 128)
+    p.set_i32("COLUMNWISE_TRANSPOSE", 1).set_i32("SCALE_LAYOUT", COL_MAJOR_TMA)
+    p.layout(0, BF16, 40, 256).layout(1, E4M3FN, 40, 128, pad=16).queries(40, 128, which=2)
+    s["both-group128-transposed-tma"] = p.quantize(seed=3, col=0)
+    p = Program().desc().set_i32("SCHEME", 7).set_i32("OUTPUT_TYPE", FP4).set_i32("SCALE_TYPE", E4M3FN)
+    p.set_i32("SCALE_LAYOUT", SWIZZLED).set_i32("OUTPUTS", ROWWISE | COLUMNWISE).set_i32("COLUMNWISE_TRANSPOSE", 1)
+    s["nvfp4-both-transposed-swizzled"] = p.layout(0, BF16, 32, 64).layout(1, FP4, 32, 64).quantize(seed=1, col=0)
+    p = gated(act=1).set_i32("SCHEME", 6).set_i32("OUTPUT_TYPE", FP4).set_i32("SCALE_TYPE", E8M0)
+    p.set_i32("SCALE_LAYOUT", PACKED).set_i32("OUTPUTS", ROWWISE | COLUMNWISE).set_i32("COLUMNWISE_TRANSPOSE", 1)
+    p.set_i32("MOE_LAYOUT", 2).set_i32("MOE_NUM_EXPERTS", 2).set_ptr("MOE_COUNTS_POINTER", 4)
+    p.pool_i32(0, 40).pool_i32(1, 7)
+    s["mxfp4-both-masked-moe-packed"] = p.layout(0, BF16, 96, 128).layout(1, FP4, 96, 64).quantize(seed=2, col=0)
+    p = Program().desc().set_i32("SCHEME", 2).set_i32("OUTPUT_TYPE", INT8).set_i32("OUTPUTS", COLUMNWISE)
+    p.set_i32("MOE_LAYOUT", 1).set_i32("MOE_NUM_EXPERTS", 3).set_ptr("MOE_OFFSETS_POINTER", 4).set_ptr("ROW_PROB_POINTER", 2)
+    p.pool_i32(0, 0).pool_i32(1, 5).pool_i32(2, 5).pool_i32(3, 33)
+    s["per-token-columnwise-contiguous-moe"] = p.layout(0, BF16, 40, 96).layout(1, INT8, 40, 96).quantize(seed=3, col=0)
+    # Columnwise only: wrong rowwise buffers are unused, so accepted.
+    p = Program().desc().set_i32("SCHEME", 1).set_i32("OUTPUT_TYPE", E5M2).set_i32("OUTPUTS", COLUMNWISE)
+    p.layout(0, FP16, 8, 64).layout(1, E5M2, 8, 64).quantize(mistake=7, col=0).quantize(mistake=5, col=0, extra=(2,))
+    s["per-tensor-dynamic-columnwise-only-rowwise-mistakes"] = p
+    # NULL columnwise values, NULL columnwise scales, misaligned fp32 columnwise scales: refused.
+    p = gated(group=32).set_i32("OUTPUTS", ROWWISE | COLUMNWISE).layout(0, BF16, 33, 128).layout(1, E4M3FN, 33, 64)
+    s["columnwise-null-and-misaligned"] = p.quantize(col=5).quantize(col=6).quantize(col=(7, 2)).quantize(col=0)
+
+    # Scale repack: blocks between layouts, stacked MoE scales to blocks and back with good and garbage
+    # offsets, mistakes (short dst / src, NULL, overlap, misaligned), shapes past 64 bits.
+    p = Program().repack(FP32, 3, 5, 3, BLOCKS, ROW_MAJOR, COL_MAJOR_TMA)
+    s["repack-blocks-fp32-row-major-to-tma"] = p.repack(FP32, 2, 130, 9, BLOCKS, COL_MAJOR, ROW_MAJOR, seed=2)
+    p = Program().repack(E8M0, 4, 128, 6, STACKED_TO_BLOCKS, ROW_MAJOR, SWIZZLED, omode=1, offsets=(0, 37, 37, 165, 170), stacked=(0,))
+    s["repack-stacked-to-swizzled-e8m0"] = p.repack(E8M0, 4, 128, 6, BLOCKS_TO_STACKED, SWIZZLED, PACKED, omode=2,
+                                                    offsets=(0, 37, 37, 165, 170), stacked=(1, 4), seed=3)
+    p = Program().repack(E8M0, 3, 6, 5, BLOCKS_TO_STACKED, PACKED, ROW_MAJOR, omode=4, offsets=(5, -7, 2**31 - 1, -2**31),
+                         stacked=(2, i64(10)))
+    s["repack-garbage-offsets"] = p.repack(E4M3FN, 3, 6, 5, STACKED_TO_BLOCKS, COL_MAJOR, SWIZZLED, omode=5,
+                                           offsets=(3, 3, 3, -3), stacked=(2, i64(10)))
+    s["repack-nvfp4-swizzled-to-col-major"] = Program().repack(E4M3FN, 2, 130, 9, BLOCKS, SWIZZLED, COL_MAJOR, seed=4)
+    p = Program()
+    for m, extra in ((4, (3,)), (5, (1,)), (6, (0,)), (6, (1,)), (6, (2, 8)), (7, (1,)), (7, (6,))):
+        p.repack(FP32, 2, 17, 4, BLOCKS, ROW_MAJOR, COL_MAJOR, mistake=m, seed=m, extra=extra)
+    p.repack(E8M0, 2, 17, 4, BLOCKS, PACKED, SWIZZLED, mistake=7, extra=(5,))
+    p.repack(E8M0, 2, 9, 4, STACKED_TO_BLOCKS, ROW_MAJOR, SWIZZLED, omode=6, offsets=(0, 4, 9), shift=2, stacked=(0,))
+    s["repack-mistakes"] = p.repack(E8M0, 2, 9, 4, BLOCKS, ROW_MAJOR, SWIZZLED, omode=1, offsets=(0, 4, 9))
+    p = Program().repack(E8M0, 2**40, 2**62, 6, BLOCKS, ROW_MAJOR, SWIZZLED, seed=31)
+    p.repack(FP32, 1, 2**62, 2**62, BLOCKS, COL_MAJOR_TMA, ROW_MAJOR, seed=1)
+    s["repack-extreme-shapes"] = p.repack(E8M0, 3, 0, 1, BLOCKS_TO_STACKED, ROW_MAJOR, PACKED, omode=1,
+                                          offsets=(0, 1, 2, 3), stacked=(2, i64(2**62)), seed=2)
     return s
 
 
