@@ -167,6 +167,17 @@ struct Tally {
     std::vector<PerVariant> per_variant;
 };
 
+// How many bytes differ and the first of them, as a message ("" when equal).
+std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    if (bad == 0) return "";
+    return std::to_string(bad) + " bytes differ; first at " + std::to_string(first) + ": got " + std::to_string(got[first]) +
+           " want " + std::to_string(want[first]);
+}
+
 // Runs `c` on the host and on every CUDA variant of `gpu` that accepts it; each must match byte for byte.
 void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) {
     CAPTURE(c.describe());
@@ -266,21 +277,15 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         ++tally.runs;
         ++mine.runs;
         const std::vector<uint8_t> got_out = d_out.download(), got_scales = d_scales.download();
-        size_t bad = 0, first = 0;
-        for (size_t i = 0; i < got_out.size(); ++i)
-            if (got_out[i] != want_out[i] && bad++ == 0) first = i;
-        CHECK_MESSAGE(bad == 0, bad, " value bytes differ; first at ", first, ": got ", int(got_out[first]), " want ",
-                      int(want_out[first]));
+        std::string diff = byte_diff(got_out, want_out);
+        CHECK_MESSAGE(diff.empty(), "values: ", diff);
         std::vector<uint8_t> want_skewed(size_t(c.scale_skew), 0xAB);
         want_skewed.insert(want_skewed.end(), want_scales.begin(), want_scales.end());
         CHECK_MESSAGE(got_scales == want_skewed, "scale bytes differ");
         if (columnwise) {
             const std::vector<uint8_t> got_col = d_col.download(), got_col_scales = d_col_scales.download();
-            bad = 0;
-            for (size_t i = 0; i < got_col.size(); ++i)
-                if (got_col[i] != want_col[i] && bad++ == 0) first = i;
-            CHECK_MESSAGE(bad == 0, bad, " columnwise value bytes differ; first at ", first, ": got ", int(got_col[first]),
-                          " want ", int(want_col[first]));
+            diff = byte_diff(got_col, want_col);
+            CHECK_MESSAGE(diff.empty(), "columnwise values: ", diff);
             CHECK_MESSAGE(got_col_scales == want_col_scales, "columnwise scale bytes differ");
         }
     }
@@ -572,10 +577,11 @@ Expected host_result(const std::vector<uint16_t>& input, int64_t rows, int64_t h
     return {r.out, r.scales};
 }
 
-std::vector<uint16_t> random_bf16(std::mt19937& rng, size_t n) {
+// Finite bf16 values (normal, sigma 2) times `factor`: no Inf or NaN.
+std::vector<uint16_t> random_bf16(std::mt19937& rng, size_t n, float factor = 1.0f) {
     std::normal_distribution<float> normal(0.0f, 2.0f);
     std::vector<uint16_t> v(n);
-    for (auto& x : v) x = fq::float_to_bf16(normal(rng));
+    for (auto& x : v) x = fq::float_to_bf16(normal(rng) * factor);
     return v;
 }
 }  // namespace
@@ -624,27 +630,6 @@ TEST_CASE("a captured CUDA graph replays with new data and a new static scale at
     }
     cudaStreamDestroy(stream);
 }
-
-namespace {
-// Finite bf16 values (normal, sigma 2) times `factor`: no Inf or NaN, so the amax of every replay is its own.
-std::vector<uint16_t> random_bf16_scaled(std::mt19937& rng, size_t n, float factor) {
-    std::normal_distribution<float> normal(0.0f, 2.0f);
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = fq::float_to_bf16(normal(rng) * factor);
-    return v;
-}
-
-// The first count bytes that differ, as a message ("" when equal).
-std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    if (bad == 0) return "";
-    return std::to_string(bad) + " bytes differ; first at " + std::to_string(first) + ": got " + std::to_string(got[first]) +
-           " want " + std::to_string(want[first]);
-}
-}  // namespace
 
 TEST_CASE("a captured CUDA graph replays MXFP8, NVFP4 (workspace amax), MoE layouts (new offsets / counts) and "
           "columnwise outputs with new data, bit for bit against the host") {
@@ -739,7 +724,7 @@ TEST_CASE("a captured CUDA graph replays MXFP8, NVFP4 (workspace amax), MoE layo
         std::vector<float> prev_amax;
         for (const float factor : {64.0f, 1.0f / 64, 1.0f}) {
             CAPTURE(factor);
-            const std::vector<uint16_t> x = random_bf16_scaled(rng, size_t(c.rows * in_cols), factor);
+            const std::vector<uint16_t> x = random_bf16(rng, size_t(c.rows * in_cols), factor);
             std::vector<int32_t> offsets, counts;
             // New expert rows every replay: CONTIGUOUS offsets, MASKED counts.
             auto changed = [&] {

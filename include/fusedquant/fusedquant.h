@@ -234,7 +234,7 @@ enum fqHandleAttribute {
     FQ_HANDLE_VARIANT = 5,      /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
                                      to variant `index` of fqGetVariantName, for `fq check` and tests */
     FQ_HANDLE_WIDE_TILE_MIN = 6 /**< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with
-                                     FP32 intermediates, no MoE layout and no routing probability run 16
+                                     FP32 intermediates and no MoE layout (routing probability or not) run 16
                                      outputs a thread (the faster kernel once the GPU is full) where they
                                      have at least this many tiles of 2048 outputs, else 8 outputs a thread
                                      (half the latency for small batches); 0: always 16, and COL_MAJOR(_TMA)

@@ -66,11 +66,10 @@ struct OpConfig {
     bool rowwise() const { return (outputs & kOutputRowwise) != 0; }
     bool columnwise() const { return (outputs & kOutputColumnwise) != 0; }
     int64_t experts() const { return moe == MoeLayout::None ? 1 : num_experts; }
-    // FP32 intermediates: what the CUDA plain kernel bodies (16 outputs a thread, tensor_amax's) require;
-    // the plain quantize kernels also need no MoE layout (run_group_for).
+    // FP32 intermediates: what the CUDA plain activation body requires (tensor_amax's, the plain kernels').
     bool fp32_intermediates() const { return rounding == Rounding::Fp32; }
-    // FP32 intermediates, no MoE layout, no routing probability: the benchmark-only hardware-exp variant.
-    bool plain() const { return fp32_intermediates() && moe == MoeLayout::None && !row_prob; }
+    // FP32 intermediates and no MoE layout: what the CUDA plain quantize kernels require.
+    bool plain() const { return fp32_intermediates() && moe == MoeLayout::None; }
 };
 
 }  // namespace fq

@@ -367,9 +367,9 @@ __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, f
 }
 
 // The 8 outputs of r at row m, routing probability included (SPEC §2). kPlain: the launch guarantees FP32
-// intermediates. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in
-// place of the portable one, nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their
-// fast paths in either kernel (the general one tests the rounding mode at run time).
+// intermediates. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
+// nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their fast paths in either kernel
+// (the general one tests the rounding mode at run time).
 template <class S, bool kPlain = false, bool kHwExp = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
     if (!activate8_fast<S, kPlain, kHwExp>(p, r, y)) {
@@ -1186,13 +1186,7 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
 // rows fastest) or 2048 (plain kernel, memory order; see block_grid).
 template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
-    // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
-    const int threads = kPlain ? plain_block_threads(p.cols, S::gate != GateKind::None) : kThreads;
-    const int64_t col_tiles = ceil_div(p.cols, int64_t(threads) * (kPlain ? 16 : 8));
-    Params q = p;
-    q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
-    q.row_blocks = ceil_div(p.rows, q.rows_per_block);
-    const int64_t blocks = q.row_blocks + ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
         // Scale layouts whose runs span rows: blocks over several rows (the kernels above; a plain problem has no
         // MoE layout, so one scale block).
@@ -1208,9 +1202,16 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
-        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, blocks, col_tiles), dim3(threads), a, kPdl, q);
+        const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
+        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, p.rows + padding_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
+                      dim3(threads), a, kPdl, p);
     } else {
-        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, blocks, col_tiles), dim3(kThreads), a, kPdl, q);
+        // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
+        const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
+        Params q = p;
+        q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
+        q.row_blocks = ceil_div(p.rows, q.rows_per_block);
+        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, q.row_blocks + padding_blocks, col_tiles), dim3(kThreads), a, kPdl, q);
     }
 }
 
@@ -1218,17 +1219,16 @@ template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.fp32_intermediates();
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
     // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
     // kernel (kHwExp), whatever the size.
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    const bool plain_kernel = plain && (wide || kHardwareExp) && c.moe == MoeLayout::None;
+    const bool plain_kernel = c.plain() && (wide || kHardwareExp);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, plain)));
+        FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, c.fp32_intermediates())));
         const bool mx = is_microscaling(c.scheme);
         constexpr bool kHw = kHardwareExp;
         const auto launch_quant = plain_kernel ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>

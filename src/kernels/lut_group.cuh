@@ -219,13 +219,12 @@ fqStatus_t run_lut_group_for(const LaunchArgs& a) {
     static_assert(has_activation_table(kAct), "an activation with a table");
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
-    const bool plain = c.fp32_intermediates();
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         if constexpr (S::in != InType::Bf16) {
             return fail(FQ_STATUS_INTERNAL_ERROR, "sm90.group.lut launched for a non-bf16 input");
         } else {
-            FQ_TRY((run_tensor_amax<S, true, kPdl>(a, p, plain)));
+            FQ_TRY((run_tensor_amax<S, true, kPdl>(a, p, c.fp32_intermediates())));
             const auto launch_quant = is_microscaling(c.scheme) ? launch_lut_group_quant<S, kPdl, true>
                                                                 : launch_lut_group_quant<S, kPdl, false>;
             FQ_TRY(launch_quant(a, p));

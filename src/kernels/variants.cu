@@ -213,9 +213,9 @@ std::string refuse_group(const OpConfig& c) {
 }
 
 std::string refuse_hardware_exp(const OpConfig& c) {
-    // The plain kernel only (kHwExp swaps its exponential): FP32 intermediates, no MoE, no probability.
+    // The plain kernel only (kHwExp swaps its exponential): FP32 intermediates, no MoE layout.
     if (c.act != Act::Silu || !c.gated() || !c.plain())
-        return "benchmark-only: gated SiLU with FP32 intermediates, no MoE layout and no routing probability only";
+        return "benchmark-only: gated SiLU with FP32 intermediates and no MoE layout only";
     return refuse_group<true>(c);
 }
 
