@@ -86,6 +86,14 @@ struct World {
     // Columnwise outputs of the valid problem: [4, 64] values and S_col[64 columns, 1 block] fp32.
     Guarded col_values{size_t(kRows * kCols)}, col_scales{size_t(kCols * 4)};
     int32_t offsets[5] = {0, 2, 4, 4, 4}, counts[4] = {1, 1, 1, 1};  // valid MoE arrays for up to 4 experts
+    // fqGroupedGemm: A [4, 128] and B [2 x 128, 128] e4m3fn (all 1.0), unit scales, 2 groups of 2 rows (offsets
+    // above), the epilogue `d` (SwiGLU, H = 64) into `values` and `scales`; C [4, 128] and D [4, 64] bf16.
+    fqGroupedGemmDesc_t gd = nullptr, dead_gd = nullptr;
+    fqTensorLayout_t la = nullptr, lb = nullptr;
+    std::vector<uint8_t> gemm_a = std::vector<uint8_t>(4 * 128, 0x38), gemm_b = std::vector<uint8_t>(256 * 128, 0x38);
+    std::vector<float> gemm_sa = std::vector<float>(8, 1.0f), gemm_sb = std::vector<float>(4, 1.0f);
+    float alpha[2] = {1.0f, 0.5f};
+    Guarded gemm_c{4 * 128 * 2}, gemm_d{4 * 64 * 2};
     std::vector<void*> holds;  // keep freed objects' addresses from being reused by a new object
 
     World() {
@@ -96,17 +104,29 @@ struct World {
         set(FQ_QUANT_DESC_GROUP_SIZE, 32);
         REQUIRE(fqTensorLayoutCreate(&in, FQ_TYPE_BF16, kRows, 2 * kCols, 2 * kCols) == FQ_STATUS_SUCCESS);
         REQUIRE(fqTensorLayoutCreate(&out, FQ_TYPE_FP8_E4M3FN, kRows, kCols, kCols) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqGroupedGemmDescCreate(&gd) == FQ_STATUS_SUCCESS);
+        gset(FQ_GEMM_DESC_NUM_GROUPS, 2);
+        gsetp(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, offsets);
+        gsetp(FQ_GEMM_DESC_C_OUTPUT_POINTER, gemm_c.p());
+        gsetp(FQ_GEMM_DESC_D_OUTPUT_POINTER, gemm_d.p());
+        REQUIRE(fqTensorLayoutCreate(&la, FQ_TYPE_FP8_E4M3FN, kRows, 128, 128) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqTensorLayoutCreate(&lb, FQ_TYPE_FP8_E4M3FN, 256, 128, 128) == FQ_STATUS_SUCCESS);
         holds.reserve(32);
+        REQUIRE(fqGroupedGemmDescCreate(&dead_gd) == FQ_STATUS_SUCCESS);
         REQUIRE(fqCreate(&dead_h, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
         REQUIRE(fqQuantDescCreate(&dead_d) == FQ_STATUS_SUCCESS);
         REQUIRE(fqTensorLayoutCreate(&dead_l, FQ_TYPE_BF16, 1, 1, 1) == FQ_STATUS_SUCCESS);
         REQUIRE(fqDestroy(dead_h) == FQ_STATUS_SUCCESS);
         REQUIRE(fqQuantDescDestroy(dead_d) == FQ_STATUS_SUCCESS);
         REQUIRE(fqTensorLayoutDestroy(dead_l) == FQ_STATUS_SUCCESS);
-        for (size_t bytes : {size_t(24), size_t(32), size_t(48), size_t(160), size_t(192)})
+        REQUIRE(fqGroupedGemmDescDestroy(dead_gd) == FQ_STATUS_SUCCESS);
+        for (size_t bytes : {size_t(24), size_t(32), size_t(48), size_t(56), size_t(160), size_t(192)})
             for (int i = 0; i < 4; ++i) holds.push_back(::operator new(bytes));
     }
     ~World() {
+        fqTensorLayoutDestroy(lb);
+        fqTensorLayoutDestroy(la);
+        fqGroupedGemmDescDestroy(gd);
         fqTensorLayoutDestroy(out);
         fqTensorLayoutDestroy(in);
         fqQuantDescDestroy(d);
@@ -117,6 +137,10 @@ struct World {
     World& operator=(const World&) = delete;
 
     void set(int32_t attr, int32_t v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS); }
+    void gset(int32_t attr, int32_t v) { REQUIRE(fqGroupedGemmDescSetAttribute(gd, attr, &v, 4) == FQ_STATUS_SUCCESS); }
+    void gsetp(int32_t attr, const void* v) {
+        REQUIRE(fqGroupedGemmDescSetAttribute(gd, attr, &v, sizeof v) == FQ_STATUS_SUCCESS);
+    }
     // Asks for the columnwise output only, into the guarded columnwise buffers.
     void columnwise() {
         set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE);
@@ -161,7 +185,12 @@ struct World {
             fqQuantDescGetAttribute(d, a, nullptr, 0, &need);
             return fqQuantDescGetAttribute(d, a, b, need, w);
         }, 31);
-        for (fqTensorLayout_t l : {in, out})
+        grab([&](int32_t a, uint8_t* b, size_t* w) {
+            size_t need = 0;
+            fqGroupedGemmDescGetAttribute(gd, a, nullptr, 0, &need);
+            return fqGroupedGemmDescGetAttribute(gd, a, b, need, w);
+        }, 8);
+        for (fqTensorLayout_t l : {in, out, la, lb})
             grab([&](int32_t a, uint8_t* b, size_t* w) { return fqTensorLayoutGetAttribute(l, a, b, a == 0 ? 4 : 8, w); }, 4);
         return s;
     }
@@ -194,6 +223,15 @@ fqQuantDesc_t bad_desc(World& w, Bad b) {
         case Bad::Destroyed: return w.dead_d;
         case Bad::Foreign: return reinterpret_cast<fqQuantDesc_t>(w.in);
         case Bad::Wild: return reinterpret_cast<fqQuantDesc_t>(&w.wild);
+    }
+    return nullptr;
+}
+fqGroupedGemmDesc_t bad_gemm_desc(World& w, Bad b) {
+    switch (b) {
+        case Bad::Null: return nullptr;
+        case Bad::Destroyed: return w.dead_gd;
+        case Bad::Foreign: return reinterpret_cast<fqGroupedGemmDesc_t>(w.d);
+        case Bad::Wild: return reinterpret_cast<fqGroupedGemmDesc_t>(&w.wild);
     }
     return nullptr;
 }
@@ -305,6 +343,16 @@ const AttrSpec kLayout[] = {
     FQ_ATTR(FQ_TENSOR_LAYOUT_ROWS, T::I64, 0, INT64_MAX),
     FQ_ATTR(FQ_TENSOR_LAYOUT_COLS, T::I64, 1, INT64_MAX),
     FQ_ATTR(FQ_TENSOR_LAYOUT_LD, T::I64, 1, INT64_MAX),
+};
+const AttrSpec kGemm[] = {
+    FQ_ATTR(FQ_GEMM_DESC_NUM_GROUPS, T::I32, 1, 1 << 20),
+    FQ_ATTR(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_GEMM_DESC_GROUP_COUNTS_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_GEMM_DESC_ALPHA_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_GEMM_DESC_A_SCALE_LAYOUT, T::I32, FQ_SCALE_LAYOUT_COL_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR_TMA),
+    FQ_ATTR(FQ_GEMM_DESC_C_OUTPUT_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_GEMM_DESC_D_OUTPUT_POINTER, T::Ptr, 0, 0),
+    FQ_ATTR(FQ_GEMM_DESC_QUANTIZE, T::I32, 0, 1),
 };
 #undef FQ_ATTR
 
@@ -542,63 +590,99 @@ void layout_cases(Cases& c) {
     }
 }
 
-void desc_cases(Cases& c) {
-    c.add("fqQuantDescCreate", "desc", "NULL", {NULLP}, "desc", [](World&) { return fqQuantDescCreate(nullptr); });
+// The cases of a descriptor kind's four functions: create, destroy, set and get over its attribute table.
+struct DescFunctions {
+    std::string create, destroy, set, get;  // the entry points' names
+    std::function<S(void*)> create_call;    // create into the slot (NULL: the NULL case)
+    std::function<S(World&, Bad)> destroy_bad;
+    std::function<void*(World&, Bad)> bad;  // a wrong object of the kind
+    std::function<void*(World&)> live;      // the world's live object of the kind
+    std::function<S(void*, int32_t, const void*, size_t)> set_call;
+    std::function<S(void*, int32_t, void*, size_t, size_t*)> get_call;
+    int32_t first_unknown_id;
+};
+
+template <size_t N>
+void descriptor_cases(Cases& c, const DescFunctions& f, const AttrSpec (&table)[N]) {
+    c.add(f.create, "desc", "NULL", {NULLP}, "desc", [f](World&) { return f.create_call(nullptr); });
+    const int32_t first = table[0].id;
     for (Bad b : kBadObjects) {
-        c.add("fqQuantDescDestroy", "desc", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "desc",
-              [b](World& w) { return fqQuantDescDestroy(bad_desc(w, b)); });
-        c.add("fqQuantDescSetAttribute", "desc", bad_name(b), {HANDLE}, "desc", [b](World& w) {
+        c.add(f.destroy, "desc", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "desc",
+              [f, b](World& w) { return f.destroy_bad(w, b); });
+        c.add(f.set, "desc", bad_name(b), {HANDLE}, "desc", [f, b, first](World& w) {
             const int32_t v = 1;
-            return fqQuantDescSetAttribute(bad_desc(w, b), FQ_QUANT_DESC_ACTIVATION, &v, 4);
+            return f.set_call(f.bad(w, b), first, &v, 4);
         });
-        c.add("fqQuantDescGetAttribute", "desc", bad_name(b), {HANDLE}, "desc", [b](World& w) {
-            return fqQuantDescGetAttribute(bad_desc(w, b), FQ_QUANT_DESC_ACTIVATION, w.attr.p(), 4,
-                                           reinterpret_cast<size_t*>(w.written.p()));
+        c.add(f.get, "desc", bad_name(b), {HANDLE}, "desc", [f, b, first](World& w) {
+            return f.get_call(f.bad(w, b), first, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
         });
     }
-    for (int32_t id : {-1, 31, 1000, INT32_MIN, INT32_MAX}) {
-        c.add("fqQuantDescSetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
+    for (int32_t id : {-1, f.first_unknown_id, 1000, INT32_MIN, INT32_MAX}) {
+        c.add(f.set, "attr", "unknown id " + str(id), {INVALID}, "attr", [f, id](World& w) {
             const int32_t v = 0;
-            return fqQuantDescSetAttribute(w.d, id, &v, 4);
+            return f.set_call(f.live(w), id, &v, 4);
         });
-        c.add("fqQuantDescGetAttribute", "attr", "unknown id " + str(id), {INVALID}, "attr", [id](World& w) {
-            return fqQuantDescGetAttribute(w.d, id, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
+        c.add(f.get, "attr", "unknown id " + str(id), {INVALID}, "attr", [f, id](World& w) {
+            return f.get_call(f.live(w), id, w.attr.p(), 4, reinterpret_cast<size_t*>(w.written.p()));
         });
     }
-    for (const AttrSpec& a : kDesc) {
+    for (const AttrSpec& a : table) {
         const int32_t id = a.id;
         const size_t n = bytes_of(a.type);
         const std::string nm = a.name;
-        c.add("fqQuantDescSetAttribute", "buf", "NULL for " + nm, {NULLP}, "buf",
-              [=](World& w) { return fqQuantDescSetAttribute(w.d, id, nullptr, n); });
+        c.add(f.set, "buf", "NULL for " + nm, {NULLP}, "buf", [=](World& w) { return f.set_call(f.live(w), id, nullptr, n); });
         for (size_t sz : wrong_sizes(a.type))
-            c.add("fqQuantDescSetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+            c.add(f.set, "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
                 const uint64_t v = 0;
-                return fqQuantDescSetAttribute(w.d, id, &v, sz);
+                return f.set_call(f.live(w), id, &v, sz);
             });
         if (a.type == T::I32)
             for (int64_t v : outside(a))
-                c.add("fqQuantDescSetAttribute", "buf", nm + " = " + str(v), {INVALID}, nm, [=](World& w) {
+                c.add(f.set, "buf", nm + " = " + str(v), {INVALID}, nm, [=](World& w) {
                     const int32_t v32 = int32_t(v);
-                    return fqQuantDescSetAttribute(w.d, id, &v32, 4);
+                    return f.set_call(f.live(w), id, &v32, 4);
                 });
         if (a.type == T::F32)
-            for (float f : refused_floats(id))
-                c.add("fqQuantDescSetAttribute", "buf", nm + " = " + strf(f), {INVALID}, nm,
-                      [=](World& w) { return fqQuantDescSetAttribute(w.d, id, &f, 4); });
-        c.add("fqQuantDescGetAttribute", "buf", "NULL with a size for " + nm, {NULLP}, "buf", [=](World& w) {
-            return fqQuantDescGetAttribute(w.d, id, nullptr, n, reinterpret_cast<size_t*>(w.written.p()));
+            for (float x : refused_floats(id))
+                c.add(f.set, "buf", nm + " = " + strf(x), {INVALID}, nm,
+                      [=](World& w) { return f.set_call(f.live(w), id, &x, 4); });
+        c.add(f.get, "buf", "NULL with a size for " + nm, {NULLP}, "buf", [=](World& w) {
+            return f.get_call(f.live(w), id, nullptr, n, reinterpret_cast<size_t*>(w.written.p()));
         });
         for (size_t sz : wrong_sizes(a.type))
-            c.add("fqQuantDescGetAttribute", "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
-                return fqQuantDescGetAttribute(w.d, id, w.attr.p(), sz, reinterpret_cast<size_t*>(w.written.p()));
+            c.add(f.get, "sizeInBytes", str(int64_t(sz)) + " for " + nm, {INVALID}, "sizeInBytes", [=](World& w) {
+                return f.get_call(f.live(w), id, w.attr.p(), sz, reinterpret_cast<size_t*>(w.written.p()));
             });
-        c.add("fqQuantDescGetAttribute", "sizeWritten", "NULL in a size query of " + nm, {NULLP}, "sizeWritten",
-              [=](World& w) { return fqQuantDescGetAttribute(w.d, id, nullptr, 0, nullptr); });
-        c.add("fqQuantDescGetAttribute", "sizeWritten", "NULL beside a good buffer of " + nm + " (allowed)", {OK}, "",
-              [=](World& w) { return fqQuantDescGetAttribute(w.d, id, w.attr.p(), n, nullptr); })
+        c.add(f.get, "sizeWritten", "NULL in a size query of " + nm, {NULLP}, "sizeWritten",
+              [=](World& w) { return f.get_call(f.live(w), id, nullptr, 0, nullptr); });
+        c.add(f.get, "sizeWritten", "NULL beside a good buffer of " + nm + " (allowed)", {OK}, "",
+              [=](World& w) { return f.get_call(f.live(w), id, w.attr.p(), n, nullptr); })
             .after = [n](World& w) { return w.attr.untouched_from(n); };
     }
+}
+
+// The four functions of descriptor kind D, named `prefix`Create, ...Destroy, ...SetAttribute, ...GetAttribute.
+template <class D>
+DescFunctions desc_functions(const std::string& prefix, fqStatus_t (*create)(D*), fqStatus_t (*destroy)(D),
+                             fqStatus_t (*set)(D, int32_t, const void*, size_t),
+                             fqStatus_t (*get)(D, int32_t, void*, size_t, size_t*), D (*bad)(World&, Bad), D World::*live,
+                             int32_t first_unknown_id) {
+    DescFunctions f;
+    f.create = prefix + "Create", f.destroy = prefix + "Destroy";
+    f.set = prefix + "SetAttribute", f.get = prefix + "GetAttribute";
+    f.create_call = [create](void* slot) { return create(static_cast<D*>(slot)); };
+    f.destroy_bad = [destroy, bad](World& w, Bad b) { return destroy(bad(w, b)); };
+    f.bad = [bad](World& w, Bad b) -> void* { return bad(w, b); };
+    f.live = [live](World& w) -> void* { return w.*live; };
+    f.set_call = [set](void* d, int32_t id, const void* buf, size_t n) { return set(static_cast<D>(d), id, buf, n); };
+    f.get_call = [get](void* d, int32_t id, void* buf, size_t n, size_t* w) { return get(static_cast<D>(d), id, buf, n, w); };
+    f.first_unknown_id = first_unknown_id;
+    return f;
+}
+
+void desc_cases(Cases& c) {
+    descriptor_cases(c, desc_functions("fqQuantDesc", fqQuantDescCreate, fqQuantDescDestroy, fqQuantDescSetAttribute,
+                                       fqQuantDescGetAttribute, bad_desc, &World::d, 31), kDesc);
 }
 
 // Descriptor settings that are each valid alone but no valid problem (INVALID_VALUE), or valid with no
@@ -881,6 +965,21 @@ void query_cases(Cases& c) {
         };
 }
 
+// The rowwise output and scale pointers of an execution (QArgs, GArgs: members y and s), through its case adder.
+template <class Args, class Add>
+void output_cases(Add& add) {
+    add("output", "NULL", {NULLP}, "output:", [](World&, Args& a) { a.y = nullptr; }, nullptr);
+    Case& odd_output = add("output", "odd address (bytes: allowed; 256 values after 1 untouched byte)", {OK}, "",
+                           [](World&, Args& a) { a.y = static_cast<uint8_t*>(a.y) + 1; }, nullptr);
+    odd_output.fit.values = size_t(kRows * kCols) + 1;
+    odd_output.after = [](World& w) { return w.values.at(0) == kPoison && w.values.at(size_t(kRows * kCols)) != kPoison; };
+    add("scales", "NULL", {NULLP}, "scales", [](World&, Args& a) { a.s = nullptr; }, nullptr);
+    // Misaligned by 1-3 bytes: refused before anything is written (a write would also hit the guard).
+    for (size_t off : {size_t(1), size_t(2), size_t(3)})
+        add("scales", "fp32 scales at +" + str(int64_t(off)), {MISALIGNED}, "scales",
+            [off](World&, Args& a) { a.s = static_cast<uint8_t*>(a.s) + off; }, nullptr);
+}
+
 void quantize_cases(Cases& c) {
     // `spoil` changes the arguments; `setup` (run before the snapshot) changes the descriptor or layouts.
     using Spoil = std::function<void(World&, QArgs&)>;
@@ -911,16 +1010,7 @@ void quantize_cases(Cases& c) {
     q("input", "NULL", {NULLP}, "input:", [](World&, QArgs& a) { a.x = nullptr; });
     q("input", "odd address", {MISALIGNED}, "input:", [](World&, QArgs& a) { a.x = static_cast<const uint8_t*>(a.x) + 1; });
     q("input", "2-byte aligned, not 16 (allowed)", {OK}, "", [](World&, QArgs& a) { a.x = static_cast<const uint16_t*>(a.x) + 1; });
-    q("output", "NULL", {NULLP}, "output:", [](World&, QArgs& a) { a.y = nullptr; });
-    Case& odd_output = q("output", "odd address (bytes: allowed; 256 values after 1 untouched byte)", {OK}, "",
-                         [](World&, QArgs& a) { a.y = static_cast<uint8_t*>(a.y) + 1; });
-    odd_output.fit.values = size_t(kRows * kCols) + 1;
-    odd_output.after = [](World& w) { return w.values.at(0) == kPoison && w.values.at(size_t(kRows * kCols)) != kPoison; };
-    q("scales", "NULL", {NULLP}, "scales", [](World&, QArgs& a) { a.s = nullptr; });
-    // Misaligned by 1-3 bytes: refused before anything is written (a write would also hit the guard).
-    for (size_t off : {size_t(1), size_t(2), size_t(3)})
-        q("scales", "fp32 scales at +" + str(int64_t(off)), {MISALIGNED}, "scales",
-          [off](World&, QArgs& a) { a.s = static_cast<uint8_t*>(a.s) + off; });
+    output_cases<QArgs>(q);
     Case& odd_e8m0 = q("scales", "E8M0 scales at an odd address (bytes: allowed; 8 scales after 1 untouched byte)", {OK}, "",
                        [](World&, QArgs& a) {
         a.s = static_cast<uint8_t*>(a.s) + 1;
@@ -1222,6 +1312,213 @@ void repack_cases(Cases& c) {
           [](World&) { return fqGetScaleRepackSize(FQ_TYPE_E8M0, 1, 4, 3, FQ_SCALE_LAYOUT_ROW_MAJOR, nullptr); });
 }
 
+void gemm_desc_cases(Cases& c) {
+    const DescFunctions f = desc_functions("fqGroupedGemmDesc", fqGroupedGemmDescCreate, fqGroupedGemmDescDestroy,
+                                           fqGroupedGemmDescSetAttribute, fqGroupedGemmDescGetAttribute, bad_gemm_desc,
+                                           &World::gd, 8);
+    descriptor_cases(c, f, kGemm);
+    c.add(f.destroy, "desc", "an fqQuantDesc_t (the other descriptor kind)", {HANDLE}, "desc",
+          [](World& w) { return fqGroupedGemmDescDestroy(reinterpret_cast<fqGroupedGemmDesc_t>(w.d)); });
+    c.add(f.set, "buf", "FQ_GEMM_DESC_A_SCALE_LAYOUT = ROW_MAJOR (A's scales are column-major)", {INVALID},
+          "FQ_GEMM_DESC_A_SCALE_LAYOUT", [](World& w) {
+              const int32_t v = FQ_SCALE_LAYOUT_ROW_MAJOR;
+              return fqGroupedGemmDescSetAttribute(w.gd, FQ_GEMM_DESC_A_SCALE_LAYOUT, &v, 4);
+          });
+}
+
+// All arguments of fqGroupedGemm, valid by default (World's GEMM problem); a case spoils one.
+struct GArgs {
+    fqHandle_t h;
+    fqGroupedGemmDesc_t g;
+    fqQuantDesc_t epi;
+    fqTensorLayout_t la;
+    const void* a;
+    const void* sa;
+    fqTensorLayout_t lb;
+    const void* b;
+    const void* sb;
+    fqTensorLayout_t out;
+    void* y;
+    void* s;
+    size_t sbytes;
+    fqStream_t stream;
+};
+GArgs valid_gemm(World& w) {
+    return GArgs{w.h, w.gd, w.d, w.la, w.gemm_a.data(), w.gemm_sa.data(), w.lb, w.gemm_b.data(), w.gemm_sb.data(),
+                 w.out, w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr};
+}
+
+void grouped_gemm_cases(Cases& c) {
+    using Spoil = std::function<void(World&, GArgs&)>;
+    using Setup = std::function<void(World&)>;
+    auto g = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil,
+                  Setup setup = nullptr) -> Case& {
+        Case& k = c.add("fqGroupedGemm", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
+            GArgs a = valid_gemm(w);
+            spoil(w, a);
+            return fqGroupedGemm(a.h, a.g, a.epi, a.la, a.a, a.sa, a.lb, a.b, a.sb, a.out, a.y, a.s, a.sbytes, a.stream);
+        });
+        k.setup = std::move(setup);
+        return k;
+    };
+    const Spoil none = [](World&, GArgs&) {};
+    auto odd = [](const void* p, size_t by) { return static_cast<const uint8_t*>(p) + by; };
+    g("handle", "valid problem (control): the last byte of every output written, the guards right after them", {OK}, "", none)
+        .after = [](World& w) {
+            return w.values.at(size_t(kRows * kCols) - 1) != kPoison && w.scales.at(size_t(kScaleBytes) - 1) != kPoison &&
+                   w.gemm_c.at(w.gemm_c.size() - 1) != kPoison && w.gemm_d.at(w.gemm_d.size() - 1) != kPoison;
+        };
+    for (Bad b : kBadObjects) {
+        g("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, GArgs& a) { a.h = bad_handle(w, b); });
+        g("gemmDesc", bad_name(b), {HANDLE}, "gemmDesc", [b](World& w, GArgs& a) { a.g = bad_gemm_desc(w, b); });
+        g("epilogueDesc", bad_name(b), {HANDLE}, "epilogueDesc", [b](World& w, GArgs& a) { a.epi = bad_desc(w, b); });
+        g("aLayout", bad_name(b), {HANDLE}, "aLayout", [b](World& w, GArgs& a) { a.la = bad_layout(w, b); });
+        g("bLayout", bad_name(b), {HANDLE}, "bLayout", [b](World& w, GArgs& a) { a.lb = bad_layout(w, b); });
+        g("outputLayout", bad_name(b), {HANDLE}, "outputLayout", [b](World& w, GArgs& a) { a.out = bad_layout(w, b); });
+    }
+    g("epilogueDesc", "the grouped GEMM descriptor", {HANDLE}, "epilogueDesc",
+      [](World& w, GArgs& a) { a.epi = reinterpret_cast<fqQuantDesc_t>(w.gd); });
+    // Layouts.
+    g("aLayout", "BF16 A", {INVALID}, "aLayout", none, [](World& w) { w.set_layout(w.la, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_BF16); });
+    g("aLayout", "row stride 136 bytes (not a multiple of 16)", {INVALID}, "aLayout", none,
+      [](World& w) { w.set_layout(w.la, FQ_TENSOR_LAYOUT_LD, 136); });
+    g("aLayout", "K = 64 against B's 128", {INVALID}, "bLayout", none, [](World& w) { w.set_layout(w.la, FQ_TENSOR_LAYOUT_COLS, 64); });
+    g("aLayout", "5 rows against the output's 4", {INVALID}, "outputLayout", none,
+      [](World& w) { w.set_layout(w.la, FQ_TENSOR_LAYOUT_ROWS, 5); });
+    g("aLayout", "rows x ld overflow", {INVALID}, "aLayout", none,
+      [](World& w) { w.set_layout(w.la, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX); });
+    g("aLayout", "C [M, N] bf16 bytes overflow", {INVALID}, "C [M, N]", none, [](World& w) {
+        w.set_layout(w.la, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX / 128);
+        w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, INT64_MAX / 128);
+    });
+    g("bLayout", "INT8 B", {INVALID}, "bLayout", none, [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_INT8); });
+    g("bLayout", "255 rows are not E*N for E = 2", {INVALID}, "bLayout", none,
+      [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 255); });
+    g("bLayout", "1 row for 2 groups", {INVALID}, "bLayout", none, [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 1); });
+    g("bLayout", "0 rows", {INVALID}, "bLayout", none, [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 0); });
+    g("bLayout", "K = 256 against A's 128", {INVALID}, "bLayout", none, [](World& w) {
+        w.set_layout(w.lb, FQ_TENSOR_LAYOUT_LD, 256);
+        w.set_layout(w.lb, FQ_TENSOR_LAYOUT_COLS, 256);
+    });
+    g("bLayout", "row stride 136 bytes", {INVALID}, "bLayout", none, [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_LD, 136); });
+    g("bLayout", "odd N = 127 under a gated epilogue", {INVALID}, "bLayout", none,
+      [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 254); });
+    g("bLayout", "N = 64: H = 32 against the output's 64", {INVALID}, "outputLayout", none,
+      [](World& w) { w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 128); });
+    g("outputLayout", "3 rows", {INVALID}, "outputLayout", none, [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 3); });
+    g("outputLayout", "INT8 against an e4m3fn epilogue", {INVALID}, "outputLayout", none,
+      [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_TYPE, FQ_TYPE_INT8); });
+    g("outputLayout", "the A layout", {INVALID}, "outputLayout", [](World& w, GArgs& a) { a.out = w.la; });
+    g("outputLayout", "ld 63 < cols", {INVALID}, "outputLayout", none, [](World& w) { w.set_layout(w.out, FQ_TENSOR_LAYOUT_LD, 63); });
+    const Setup no_quantize = [](World& w) { w.gset(FQ_GEMM_DESC_QUANTIZE, 0); };
+    g("outputLayout", "NULL with QUANTIZE = 0 (allowed: C and D only)", {OK}, "", [](World&, GArgs& a) {
+        a.out = nullptr; a.y = nullptr; a.s = nullptr; a.sbytes = 0;
+    }, no_quantize).after = [](World& w) {
+        return w.values.untouched_from(0) && w.scales.untouched_from(0) && w.gemm_c.at(0) != kPoison && w.gemm_d.at(0) != kPoison;
+    };
+    // Operands.
+    const std::pair<const char*, size_t> operands[] = {{"a", 0}, {"aScales", 1}, {"b", 2}, {"bScales", 3}};
+    for (const auto& [name, which] : operands) {
+        const std::string arg = name;
+        auto at = [which = which](GArgs& a) -> const void*& { return which == 0 ? a.a : which == 1 ? a.sa : which == 2 ? a.b : a.sb; };
+        g(arg, "NULL", {NULLP}, arg + ":", [at](World&, GArgs& a) { at(a) = nullptr; });
+        for (size_t by : {size_t(1), size_t(4), size_t(8)})
+            g(arg, "at +" + str(int64_t(by)) + " (not 16-byte aligned)", {MISALIGNED}, arg + ":",
+              [at, by, odd](World&, GArgs& a) { at(a) = odd(at(a), by); });
+        g(arg, "NULL with zero rows (allowed: nothing read)", {OK}, "", [at](World&, GArgs& a) { at(a) = nullptr; },
+          [](World& w) {
+              w.set_layout(w.la, FQ_TENSOR_LAYOUT_ROWS, 0);
+              w.set_layout(w.out, FQ_TENSOR_LAYOUT_ROWS, 0);
+          });
+    }
+    // Outputs.
+    output_cases<GArgs>(g);
+    for (size_t n : {size_t(0), size_t(1), size_t(kScaleBytes - 1)})
+        g("scalesSizeInBytes", str(int64_t(n)) + " bytes, " + str(kScaleBytes) + " needed", {SMALL}, "scalesSizeInBytes",
+          [n](World&, GArgs& a) { a.sbytes = n; });
+    g("scalesSizeInBytes", "SIZE_MAX (more than needed: allowed)", {OK}, "", [](World&, GArgs& a) { a.sbytes = SIZE_MAX; });
+    g("scalesSizeInBytes", "per-tensor dynamic: one scale per group, 8 bytes; 4 declared", {SMALL}, "scalesSizeInBytes",
+      [](World&, GArgs& a) { a.sbytes = 4; }, [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC); });
+    g("stream", "any value on the host backend (ignored: synchronous)", {OK}, "",
+      [](World& w, GArgs& a) { a.stream = reinterpret_cast<fqStream_t>(&w.wild); });
+    // The grouped GEMM descriptor's combinations.
+    g("gemmDesc", "3 groups: 256 B rows are not 3 x N", {INVALID}, "bLayout", none,
+      [](World& w) { w.gset(FQ_GEMM_DESC_NUM_GROUPS, 3); });
+    g("gemmDesc", "2 groups without offsets", {NULLP}, "FQ_GEMM_DESC_GROUP_OFFSETS_POINTER", none,
+      [](World& w) { w.gsetp(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, nullptr); });
+    g("gemmDesc", "counts without offsets", {INVALID}, "FQ_GEMM_DESC_GROUP_COUNTS_POINTER", none, [](World& w) {
+        w.gset(FQ_GEMM_DESC_NUM_GROUPS, 1);
+        w.gsetp(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, nullptr);
+        w.gsetp(FQ_GEMM_DESC_GROUP_COUNTS_POINTER, w.counts);
+    });
+    g("gemmDesc", "QUANTIZE = 0 with neither C nor D: nothing to write", {INVALID}, "FQ_GEMM_DESC_QUANTIZE", none, [](World& w) {
+        w.gset(FQ_GEMM_DESC_QUANTIZE, 0);
+        w.gsetp(FQ_GEMM_DESC_C_OUTPUT_POINTER, nullptr);
+        w.gsetp(FQ_GEMM_DESC_D_OUTPUT_POINTER, nullptr);
+    });
+    g("gemmDesc", "one group, no offsets, B of 128 rows (control: all rows; N = 128)", {OK}, "", none, [](World& w) {
+        w.gset(FQ_GEMM_DESC_NUM_GROUPS, 1);
+        w.gsetp(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, nullptr);
+        w.set_layout(w.lb, FQ_TENSOR_LAYOUT_ROWS, 128);
+    });
+    g("gemmDesc", "counts, alphas and COL_MAJOR A scales (control)", {OK}, "", none, [](World& w) {
+        w.gsetp(FQ_GEMM_DESC_GROUP_COUNTS_POINTER, w.counts);
+        w.gsetp(FQ_GEMM_DESC_ALPHA_POINTER, w.alpha);
+        w.gset(FQ_GEMM_DESC_A_SCALE_LAYOUT, FQ_SCALE_LAYOUT_COL_MAJOR);
+    }).after = [](World& w) { return w.gemm_c.at(2 * 128 * 2) != kPoison && w.gemm_c.at(1 * 128 * 2) == kPoison; };
+    g("gemmDesc", "offsets far outside the rows are clamped (nothing outside the buffers)", {OK}, "", none, [](World& w) {
+        w.offsets[0] = INT32_MIN; w.offsets[1] = INT32_MAX; w.offsets[2] = -5;
+    });
+    const std::pair<int32_t, const char*> odd_ptrs[] = {
+        {FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, "FQ_GEMM_DESC_GROUP_OFFSETS_POINTER"},
+        {FQ_GEMM_DESC_GROUP_COUNTS_POINTER, "FQ_GEMM_DESC_GROUP_COUNTS_POINTER"},
+        {FQ_GEMM_DESC_ALPHA_POINTER, "FQ_GEMM_DESC_ALPHA_POINTER"},
+        {FQ_GEMM_DESC_C_OUTPUT_POINTER, "FQ_GEMM_DESC_C_OUTPUT_POINTER"},
+        {FQ_GEMM_DESC_D_OUTPUT_POINTER, "FQ_GEMM_DESC_D_OUTPUT_POINTER"}};
+    for (const auto& [attr, nm] : odd_ptrs)
+        g("gemmDesc", std::string("odd ") + nm, {MISALIGNED}, nm, none, [attr = attr](World& w) {
+            const void* base = attr == FQ_GEMM_DESC_C_OUTPUT_POINTER ? static_cast<const void*>(w.gemm_c.p())
+                               : attr == FQ_GEMM_DESC_D_OUTPUT_POINTER ? static_cast<const void*>(w.gemm_d.p())
+                               : attr == FQ_GEMM_DESC_ALPHA_POINTER ? static_cast<const void*>(w.alpha)
+                               : attr == FQ_GEMM_DESC_GROUP_COUNTS_POINTER ? static_cast<const void*>(w.counts)
+                                                                           : static_cast<const void*>(w.offsets);
+            w.gsetp(attr, static_cast<const uint8_t*>(base) + 1);
+        });
+    // The epilogue descriptor: its MoE attributes belong to the GEMM descriptor; fqQuantize's rules otherwise.
+    g("epilogueDesc", "MoE layout CONTIGUOUS", {INVALID}, "FQ_QUANT_DESC_MOE_LAYOUT", none, [](World& w) {
+        w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
+        w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets);
+    });
+    g("epilogueDesc", "MoE experts", {INVALID}, "FQ_QUANT_DESC_MOE_NUM_EXPERTS", none,
+      [](World& w) { w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); });
+    g("epilogueDesc", "MoE offsets", {INVALID}, "FQ_QUANT_DESC_MOE_OFFSETS_POINTER", none,
+      [](World& w) { w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets); });
+    g("epilogueDesc", "MoE counts", {INVALID}, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", none,
+      [](World& w) { w.setp(FQ_QUANT_DESC_MOE_COUNTS_POINTER, w.counts); });
+    g("epilogueDesc", "BLOCK_2D over 2 groups: no host implementation", {UNSUPPORTED}, "BLOCK_2D", none,
+      [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); });
+    g("epilogueDesc", "odd FQ_QUANT_DESC_ROW_PROB_POINTER", {MISALIGNED}, "FQ_QUANT_DESC_ROW_PROB_POINTER", none,
+      [](World& w) { w.setp(FQ_QUANT_DESC_ROW_PROB_POINTER, reinterpret_cast<const uint8_t*>(w.x.data()) + 1); });
+    g("epilogueDesc", "columnwise output only (control): rowwise buffers untouched", {OK}, "", [](World&, GArgs& a) {
+        a.y = nullptr; a.s = nullptr; a.sbytes = 0;
+    }, [](World& w) { w.columnwise(); }).after = [](World& w) {
+        return w.values.untouched_from(0) && w.scales.untouched_from(0) && w.col_values.at(255) != kPoison;
+    };
+    g("epilogueDesc", "QUANTIZE = 0 ignores a quantization no fqQuantize runs (allowed)", {OK}, "", none, [](World& w) {
+        w.gset(FQ_GEMM_DESC_QUANTIZE, 0);
+        w.set(FQ_QUANT_DESC_GROUP_SIZE, 48);
+    }).after = [](World& w) { return w.values.untouched_from(0) && w.gemm_d.at(0) != kPoison; };
+    for (const Combo& k : combos()) {
+        const std::string how = k.how;
+        // Combinations over MoE layouts or other row counts are the GEMM's own cases above.
+        if (how.find("MoE") != std::string::npos || how.find("MASKED") != std::string::npos ||
+            how.find("experts") != std::string::npos || how.find("rows") != std::string::npos ||
+            how.find("without a gate") != std::string::npos)  // a gate decides H = N/2 (its own cases above)
+            continue;
+        g("epilogueDesc", how, {k.want}, k.names, none, k.setup);
+    }
+}
+
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         Cases c;
@@ -1232,6 +1529,8 @@ const std::vector<Case>& all_cases() {
         query_cases(c);
         quantize_cases(c);
         repack_cases(c);
+        gemm_desc_cases(c);
+        grouped_gemm_cases(c);
         return c.all;
     }();
     return cases;
@@ -1260,7 +1559,7 @@ void run_case(const Case& k) {
         }
     }
     for (const Guarded* g : {&w.values, &w.scales, &w.attr, &w.written, &w.name, &w.value, &w.count, &w.size, &w.obj,
-                             &w.repacked, &w.col_values, &w.col_scales})
+                             &w.repacked, &w.col_values, &w.col_scales, &w.gemm_c, &w.gemm_d})
         CHECK(g->guards_intact());
     if (got != FQ_STATUS_SUCCESS) {
         // A failing call writes none of the caller's outputs (fqQuerySupport clears its name first, the
@@ -1270,6 +1569,8 @@ void run_case(const Case& k) {
         CHECK(w.scales.untouched_from(0));
         CHECK(w.col_values.untouched_from(0));
         CHECK(w.col_scales.untouched_from(0));
+        CHECK(w.gemm_c.untouched_from(0));
+        CHECK(w.gemm_d.untouched_from(0));
         CHECK(w.attr.untouched_from(0));
         CHECK(w.value.untouched_from(0));
         CHECK(w.count.untouched_from(0));
@@ -1360,6 +1661,11 @@ FQ_BAD_INPUT_TEST(fqGetVariantName)
 FQ_BAD_INPUT_TEST(fqQuantize)
 FQ_BAD_INPUT_TEST(fqGetScaleRepackSize)
 FQ_BAD_INPUT_TEST(fqScaleRepack)
+FQ_BAD_INPUT_TEST(fqGroupedGemmDescCreate)
+FQ_BAD_INPUT_TEST(fqGroupedGemmDescDestroy)
+FQ_BAD_INPUT_TEST(fqGroupedGemmDescSetAttribute)
+FQ_BAD_INPUT_TEST(fqGroupedGemmDescGetAttribute)
+FQ_BAD_INPUT_TEST(fqGroupedGemm)
 
 TEST_CASE("bad input: the matrix covers every argument of every entry point of the header") {
     const auto entry_points = header_entry_points();

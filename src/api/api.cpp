@@ -7,6 +7,7 @@
 #include "../dispatch/device.h"
 #include "../dispatch/registry.h"
 #include "../dispatch/scale_repack.h"
+#include "boundary.h"
 #include "config.h"
 #include "error.h"
 #include "objects.h"
@@ -25,78 +26,6 @@ static_assert(int(RepackBatching::BlocksToStacked) == FQ_SCALE_REPACK_BLOCKS_TO_
               int(RepackBatching::StackedToBlocks) == FQ_SCALE_REPACK_STACKED_TO_BLOCKS, "fqScaleRepackBatching drifted");
 
 namespace {
-
-// Runs `body` with the boundary's guarantees: message cleared first, no exception escapes.
-template <class Body>
-fqStatus_t guarded(const char* function, Body&& body) noexcept {
-    try {
-        clear_last_error();
-        return body();
-    } catch (const std::bad_alloc&) {
-        return fail(FQ_STATUS_ALLOC_FAILED, "{}: out of host memory", function);
-    } catch (const std::exception& e) {
-        return fail(FQ_STATUS_INTERNAL_ERROR, "{}: unexpected exception: {}", function, e.what());
-    } catch (...) {
-        return fail(FQ_STATUS_INTERNAL_ERROR, "{}: unexpected non-standard exception", function);
-    }
-}
-
-const char* kind_name(ObjectKind k) {
-    return k == ObjectKind::Handle ? "fqHandle_t" : (k == ObjectKind::Desc ? "fqQuantDesc_t" : "fqTensorLayout_t");
-}
-
-template <class T>
-fqStatus_t live_object(const char* arg, T* p, ObjectKind k) {
-    if (!p) return fail(FQ_STATUS_INVALID_HANDLE, "{}: NULL {}", arg, kind_name(k));
-    if (!is_live(p, k))
-        return fail(FQ_STATUS_INVALID_HANDLE, "{}: not a live {} (destroyed, or another kind of object)", arg,
-                    kind_name(k));
-    return FQ_STATUS_SUCCESS;
-}
-
-template <class T>
-fqStatus_t create_object(const char* arg, T** out, ObjectKind k) {
-    if (!out) return fail(FQ_STATUS_NULL_POINTER, "{}: NULL output pointer", arg);
-    *out = nullptr;
-    T* p = new T();
-    register_object(p, k);
-    *out = p;
-    return FQ_STATUS_SUCCESS;
-}
-
-template <class T>
-fqStatus_t destroy_object(const char* arg, T* p, ObjectKind k) {
-    if (!p) return FQ_STATUS_SUCCESS;
-    FQ_TRY(live_object(arg, p, k));
-    unregister_object(p);
-    delete p;
-    return FQ_STATUS_SUCCESS;
-}
-
-// ---- Attribute tables: one row per attribute; set/get are written once over them. ---------------
-
-enum class AttrType { I32, I64, F32, Ptr };
-
-size_t attr_size(AttrType t) {
-    switch (t) {
-        case AttrType::I32: return sizeof(int32_t);
-        case AttrType::I64: return sizeof(int64_t);
-        case AttrType::F32: return sizeof(float);
-        case AttrType::Ptr: return sizeof(void*);
-    }
-    return 0;
-}
-
-struct Attr {
-    int32_t id;
-    const char* name;
-    AttrType type;
-    size_t offset;         // of the member in the object
-    bool writable;
-    int64_t min, max;      // accepted range of integer values (enums: their values)
-};
-
-constexpr int64_t kAny = INT64_MAX;
 
 #define FQ_DESC_ATTR(ID, member, type, lo, hi) \
     Attr { ID, #ID, AttrType::type, offsetof(fqQuantDescOpaque, member), true, lo, hi }
@@ -152,60 +81,6 @@ const Attr kHandleAttrs[] = {
     {FQ_HANDLE_WIDE_TILE_MIN, "FQ_HANDLE_WIDE_TILE_MIN", AttrType::I32, offsetof(fqContext, wide_tile_min), true, -1, INT32_MAX},
 };
 
-template <size_t N>
-const Attr* find_attr(const Attr (&table)[N], int32_t id) {
-    for (const Attr& a : table)
-        if (a.id == id) return &a;
-    return nullptr;
-}
-
-template <size_t N>
-fqStatus_t set_attr(const Attr (&table)[N], const char* what, void* object, int32_t id, const void* buf, size_t size) {
-    const Attr* a = find_attr(table, id);
-    if (!a) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is not a {} attribute", id, what);
-    if (!a->writable) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is read-only", a->name);
-    if (!buf) return fail(FQ_STATUS_NULL_POINTER, "buf: NULL value for {}", a->name);
-    if (size != attr_size(a->type))
-        return fail(FQ_STATUS_INVALID_VALUE, "sizeInBytes: {} takes {} bytes, not {}", a->name, attr_size(a->type), size);
-    if (a->type == AttrType::I32 || a->type == AttrType::I64) {
-        int64_t v;
-        if (a->type == AttrType::I32) { int32_t v32; std::memcpy(&v32, buf, 4); v = v32; }
-        else std::memcpy(&v, buf, 8);
-        if (v < a->min || v > a->max)
-            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is outside the accepted range [{}, {}]", a->name, v, a->min,
-                        a->max == kAny ? std::string("INT64_MAX") : std::to_string(a->max));
-    }
-    if (a->type == AttrType::F32) {
-        float v;
-        std::memcpy(&v, buf, 4);
-        const bool limit = id == FQ_QUANT_DESC_SWIGLU_LIMIT;  // +inf means "no clamp"
-        if (std::isnan(v) || (std::isinf(v) && !(limit && v > 0)))
-            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not a finite number", a->name, v);
-        const bool non_negative = id == FQ_QUANT_DESC_QMAX || id == FQ_QUANT_DESC_MIN_SCALE;
-        if ((non_negative && v < 0) || (limit && v <= 0))
-            return fail(FQ_STATUS_INVALID_VALUE, "{}: {} must be {}", a->name, v, limit ? "positive" : ">= 0 (0 = default)");
-    }
-    std::memcpy(static_cast<char*>(object) + a->offset, buf, size);
-    return FQ_STATUS_SUCCESS;
-}
-
-template <size_t N>
-fqStatus_t get_attr(const Attr (&table)[N], const char* what, const void* object, int32_t id, void* buf, size_t size,
-                    size_t* written) {
-    const Attr* a = find_attr(table, id);
-    if (!a) return fail(FQ_STATUS_INVALID_VALUE, "attr: {} is not a {} attribute", id, what);
-    const size_t need = attr_size(a->type);
-    if (written) *written = need;
-    if (!buf && size == 0) {
-        if (!written) return fail(FQ_STATUS_NULL_POINTER, "sizeWritten: NULL while asking for the size of {}", a->name);
-        return FQ_STATUS_SUCCESS;
-    }
-    if (!buf) return fail(FQ_STATUS_NULL_POINTER, "buf: NULL for {}", a->name);
-    if (size != need)
-        return fail(FQ_STATUS_INVALID_VALUE, "sizeInBytes: {} takes {} bytes, not {}", a->name, need, size);
-    std::memcpy(buf, static_cast<const char*>(object) + a->offset, need);
-    return FQ_STATUS_SUCCESS;
-}
 
 void copy_name(const char* s, char* dst, size_t cap) {
     if (!dst || cap == 0) return;
@@ -221,8 +96,6 @@ fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in,
     FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
     return build_config(*handle, *desc, *in, *out, c);
 }
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // ---- Scale repack ----------------------------------------------------------------------------------
 

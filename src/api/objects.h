@@ -56,9 +56,21 @@ struct fqQuantDescOpaque {
     const float* global_amax = nullptr;
 };
 
+// Grouped GEMM descriptor attribute values exactly as the caller set them (fqGroupedGemmDescAttribute).
+struct fqGroupedGemmDescOpaque {
+    int32_t num_groups = 1;
+    const int32_t* group_offsets = nullptr;
+    const int32_t* group_counts = nullptr;
+    const float* alpha = nullptr;
+    int32_t a_scale_layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA;
+    void* c_output = nullptr;
+    void* d_output = nullptr;
+    int32_t quantize = 1;
+};
+
 namespace fq {
 
-enum class ObjectKind { Handle, Desc, Layout };
+enum class ObjectKind { Handle, Desc, Layout, GemmDesc };
 
 void register_object(const void* p, ObjectKind k);
 void unregister_object(const void* p);

@@ -122,20 +122,6 @@ void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
 
 // ---- MoE (SPEC §5) ------------------------------------------------------------------------------------
 
-// The expert of every row of the 2-D layouts, -1 for a row no expert owns (never read nor written).
-// Experts are applied in order, so with decreasing offsets (a caller error) a row claimed twice belongs
-// to the later expert.
-std::vector<int32_t> expert_of_rows(const OpConfig& c) {
-    std::vector<int32_t> expert(size_t(c.rows), -1);
-    for (int64_t e = 0; e < c.experts(); ++e) {
-        RowRange r{0, c.rows, c.rows};
-        if (c.moe == MoeLayout::Contiguous) r = contiguous_rows(c.moe_offsets, c.moe_counts, e, c.rows);
-        if (c.moe == MoeLayout::Masked) r = masked_rows(c.moe_counts, e, c.expert_rows);
-        std::fill_n(expert.begin() + r.first, r.count, int32_t(e));
-    }
-    return expert;
-}
-
 // Per expert: the per-tensor scale (static: the caller's e-th; dynamic: from the amax of the expert's
 // valid rows) and NVFP4's S_enc (from the caller's e-th global amax, or the expert's amax). The rows are
 // activated once more rather than held.
@@ -310,6 +296,17 @@ void quantize_columnwise(const OpConfig& c, const uint16_t* in, uint8_t* out, ui
 }
 
 }  // namespace
+
+std::vector<int32_t> expert_of_rows(const OpConfig& c) {
+    std::vector<int32_t> expert(size_t(c.rows), -1);
+    for (int64_t e = 0; e < c.experts(); ++e) {
+        RowRange r{0, c.rows, c.rows};
+        if (c.moe == MoeLayout::Contiguous) r = contiguous_rows(c.moe_offsets, c.moe_counts, e, c.rows);
+        if (c.moe == MoeLayout::Masked) r = masked_rows(c.moe_counts, e, c.expert_rows);
+        std::fill_n(expert.begin() + r.first, r.count, int32_t(e));
+    }
+    return expert;
+}
 
 void quantize(const OpConfig& c, const void* input, void* output, void* scales) {
     const auto* in = static_cast<const uint16_t*>(input);
