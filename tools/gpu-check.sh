@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|quick|profile|profile-columnwise|latency|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|gemm|quick|profile|profile-columnwise|latency|test,bench]  (default all)
+# gemm: fqGroupedGemm's GPU tests (fq_gemm_gpu_tests), fq_bench_gemm (fused against cuBLASLt per group + fqQuantize;
+#   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench_gemm_torch.py; $out/gemm-torch.json);
+#   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET.
 # profile-columnwise (not part of all): ncu of the columnwise kernel, per-SASS-instruction counts.
 # latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
 # lut: sm90.group.lut (activation table) against sm90.group.
@@ -164,5 +167,24 @@ fi
 if has torch; then
   echo "== PyTorch peers"
   timeout 400 python3 tools/bench_torch.py "$out/bench-torch.json" 2>&1 | grep -v Warning | tee "$out/bench-torch.txt"
+fi
+if has gemm; then
+  echo "== fqGroupedGemm: GPU tests, fq_bench_gemm (fused vs cuBLASLt per group + fqQuantize), torch bf16 peers"
+  cmake --build build-gpu -j"$jobs" --target fq_gemm_gpu_tests fq_bench_gemm >>"$out/build.log" 2>&1 ||
+    { echo "build of fq_gemm_gpu_tests / fq_bench_gemm failed"; tail -30 "$out/build.log"; status=1; }
+  ./build-gpu/tests/fq_gemm_gpu_tests >"$out/gemm-tests.log" 2>&1
+  rc=$?
+  ((rc == 0 || rc == 77)) || status=1   # 77: not sm_90 (after checking that the call is refused there)
+  echo "fq_gemm_gpu_tests: rc=$rc"
+  grep -E "MESSAGE|ERROR|FATAL|test cases|assertions|Status|skipped|sm_" "$out/gemm-tests.log" | head -60
+  ./build-gpu/tools/fq_bench_gemm --json "$out/gemm-bench.json" --csv "$out/gemm-bench.csv" >"$out/gemm-bench.log" 2>&1
+  rc=$?
+  ((rc == 0)) || status=1
+  cat "$out/gemm-bench.log"
+  sizes=()
+  [[ -s $out/gemm-bench.json ]] && sizes=(--sizes-from "$out/gemm-bench.json")
+  timeout 900 python3 tools/bench_gemm_torch.py --json "$out/gemm-torch.json" ${sizes[@]+"${sizes[@]}"} >"$out/gemm-torch.log" 2>&1
+  echo "bench_gemm_torch.py: rc=$?"
+  grep -v Warning "$out/gemm-torch.log"
 fi
 exit $status
