@@ -3,16 +3,20 @@
     values, scales = fusedquant.quantize(x, activation="silu", gate_layout="split", group_size=128)
     swizzled = fusedquant.repack_scales(e8m0_scales, rows, groups, src_layout="row_major",
                                         dst_layout="swizzled_128x4")
+    r = fusedquant.grouped_gemm(a, a_scales, b, b_scales, group_offsets=offsets, activation="silu",
+                                gate_layout="split", scale_layout="col_major_tma")   # r.c, r.values, r.scales
 
 The IntEnums (Status, DataType, Activation, GateLayout, QuantScheme, ScaleLayout, QuantDescAttribute, ...)
 are generated from the C header's enums: FQ_ACTIVATION_SILU is Activation.SILU. See README.md.
 """
 from ._api import quantize, repack_scales, scale_buffer_info
-from ._core import (ENUMS, FusedQuantError, Handle, QuantDesc, ScaleBufferInfo, TensorLayout, ffi, header_version,
-                    lib, library_path, library_version, scale_repack_size)
+from ._core import (ENUMS, FusedQuantError, GroupedGemmDesc, Handle, QuantDesc, ScaleBufferInfo, TensorLayout, ffi,
+                    header_version, lib, library_path, library_version, scale_repack_size)
+from ._gemm import GroupedGemmResult, grouped_gemm
 
 globals().update({cls.__name__: cls for cls in ENUMS.values()})
 __version__ = ".".join(map(str, header_version))
-__all__ = ["quantize", "scale_buffer_info", "repack_scales", "scale_repack_size", "FusedQuantError", "Handle", "QuantDesc", "TensorLayout",
+__all__ = ["quantize", "scale_buffer_info", "repack_scales", "scale_repack_size", "grouped_gemm", "GroupedGemmResult",
+           "FusedQuantError", "Handle", "QuantDesc", "GroupedGemmDesc", "TensorLayout",
            "ScaleBufferInfo", "library_version", "library_path", "header_version", "ffi", "lib",
            *(cls.__name__ for cls in ENUMS.values())]

@@ -16,7 +16,7 @@ TYPE_TO_DTYPE = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16", "FP8_
                  "FP8_E4M3FNUZ": "float8_e4m3fnuz", "FP8_E5M2": "float8_e5m2", "INT8": "int8",
                  "FP4_E2M1": "uint8", "E8M0": "float8_e8m0fnu", "INT32": "int32"}
 DTYPE_TO_TYPE = {d: t for t, d in TYPE_TO_DTYPE.items() if d != "uint8"} | {"float4_e2m1fn": "FP4_E2M1"}
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}  # every other dtype here: 1 byte
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "uint16": 2}  # every other dtype here: 1 byte
 
 
 def itemsize(name):
@@ -83,8 +83,10 @@ def _framework_dtype(kind, name):
     if kind == "torch":
         import torch
         return getattr(torch, name, None) or (torch.uint8 if itemsize(name) == 1 else None)
-    if name in ("float32", "float16", "int8", "uint8", "int32"):
+    if name in ("float32", "float16", "int8", "uint8", "int32", "uint16"):
         return np.dtype(name)
+    if name == "bfloat16":  # CuPy has no bfloat16: its bits as uint16
+        return np.dtype("uint16")
     if itemsize(name) == 1:  # CuPy has no fp8 dtypes: raw bytes
         return np.dtype("uint8")
     raise TypeError(f"fusedquant: CuPy has no {name} dtype")

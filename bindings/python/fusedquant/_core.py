@@ -243,6 +243,19 @@ class QuantDesc(_Object):
         return ScaleBufferInfo(**out)
 
 
+class GroupedGemmDesc(_Object):
+    """A grouped GEMM descriptor; GroupedGemmDesc(num_groups=8, quantize=0, ...) sets attributes by name
+    (GroupedGemmDescAttribute, lower case)."""
+    _ctype, _api, _attr_enum = "fqGroupedGemmDesc_t", ("fqGroupedGemmDescCreate", "fqGroupedGemmDescDestroy",
+                                                       "fqGroupedGemmDescSetAttribute",
+                                                       "fqGroupedGemmDescGetAttribute"), "fqGroupedGemmDescAttribute"
+
+    def __init__(self, **attrs):
+        super().__init__()
+        for k, v in attrs.items():
+            self.set(k, v)
+
+
 class Handle(_Object):
     """A library handle for a backend (Backend.HOST, or Backend.CUDA with a device ordinal, -1 = current)."""
     _ctype, _api, _attr_enum = "fqHandle_t", ("fqCreate", "fqDestroy", "fqHandleSetAttribute",
@@ -291,6 +304,17 @@ class Handle(_Object):
                                 stacked_rows, int(to_enum(ENUMS["fqScaleLayout"], src_layout)), p(src), src_size,
                                 int(to_enum(ENUMS["fqScaleLayout"], dst_layout)), p(dst), dst_size,
                                 p(stream, "fqStream_t")))
+
+
+    def grouped_gemm(self, gemm_desc, epilogue_desc, a_layout, a, a_scales, b_layout, b, b_scales, output_layout,
+                     output, scales, scales_size, stream=0):
+        """fqGroupedGemm with raw addresses (ints; output_layout None for none); see fusedquant.grouped_gemm."""
+        def p(address, ctype="void*"):
+            return ffi.cast(ctype, address or 0)
+        check(lib.fqGroupedGemm(self.ptr, gemm_desc.ptr, epilogue_desc.ptr, a_layout.ptr, p(a), p(a_scales),
+                                b_layout.ptr, p(b), p(b_scales),
+                                output_layout.ptr if output_layout is not None else ffi.NULL, p(output), p(scales),
+                                scales_size, p(stream, "fqStream_t")))
 
 
 def scale_repack_size(scale_type, batch, rows, groups, layout):

@@ -51,6 +51,12 @@ def test_attribute_c_types_have_the_sizes_the_library_reports():
             size = _core.ffi.new("size_t*")
             _core.check(_core.lib.fqQuantDescGetAttribute(d.ptr, attr, _core.ffi.NULL, 0, size))
             assert size[0] == _core.ffi.sizeof(ctype), attr
+    with fusedquant.GroupedGemmDesc() as g:
+        for attr in fusedquant.GroupedGemmDescAttribute:
+            _, ctype, _ = g.attribute(attr)
+            size = _core.ffi.new("size_t*")
+            _core.check(_core.lib.fqGroupedGemmDescGetAttribute(g.ptr, attr, _core.ffi.NULL, 0, size))
+            assert size[0] == _core.ffi.sizeof(ctype), attr
     for obj in (fusedquant.Handle(), fusedquant.TensorLayout("bf16", 2, 8)):  # get() sends sizeof(ctype)
         for attr in _core.ENUMS[type(obj)._attr_enum]:
             obj.get(attr)
