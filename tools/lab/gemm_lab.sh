@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds tools/lab/gemm_lab (the grouped GEMM kernel lab) into build-lab/ for sm_90a: the kernel, the host
+# reference it is checked against, and the error plumbing, without the rest of the library.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p build-lab
+nvcc -O3 -DNDEBUG -DFQ_WITH_CUDA=1 -DFMT_HEADER_ONLY=1 --expt-relaxed-constexpr --fmad=false -Xcompiler=-ffp-contract=off \
+  -std=c++17 -I include -I src -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
+  tools/lab/gemm_lab.cu src/kernels/gemm/grouped_gemm_sm90.cu src/host/reference.cpp src/api/error.cpp src/common/types.cpp \
+  -o build-lab/gemm_lab 2>&1 | grep -E "error|registers|spill" || true
+ls -la build-lab/gemm_lab
