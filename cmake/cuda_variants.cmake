@@ -6,7 +6,8 @@ function(fq_add_cuda_kernels target archs)
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/variants.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/scale_repack.cu
-    ${PROJECT_SOURCE_DIR}/src/kernels/block2d.cu)
+    ${PROJECT_SOURCE_DIR}/src/kernels/block2d.cu
+    ${PROJECT_SOURCE_DIR}/src/kernels/gemm/grouped_gemm_sm90.cu)
   # The one list of explicit instantiations: one translation unit per activation (parallel builds).
   foreach(FQ_ACT IN ITEMS Identity Silu GeluErf GeluTanh Relu ReluSquared SwigluOai)
     set(tu ${PROJECT_BINARY_DIR}/kernels/fused_quant_${FQ_ACT}.cu)

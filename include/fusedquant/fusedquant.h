@@ -457,6 +457,79 @@ FQ_API fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t scaleType, int64_t ba
                                 int32_t srcLayout, const void* src, size_t srcSizeInBytes, int32_t dstLayout,
                                 void* dst, size_t dstSizeInBytes, fqStream_t stream);
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Grouped FP8 GEMM with the activation + quantization epilogue fused (docs/gemm.md)               */
+/* ---------------------------------------------------------------------------------------------- */
+
+/** What a grouped GEMM computes besides its operands: the groups, per-group alphas, the layout of A's scales
+ *  and which outputs it writes. Its epilogue (activation, gate layout, routing probability, quantization,
+ *  columnwise outputs) is an fqQuantDesc_t, so the GEMM's quantized output equals fqQuantize of that
+ *  descriptor applied to the GEMM's bf16 C, byte for byte. */
+typedef struct fqGroupedGemmDescOpaque* fqGroupedGemmDesc_t;
+
+FQ_API fqStatus_t fqGroupedGemmDescCreate(fqGroupedGemmDesc_t* desc);
+/** NULL is accepted and ignored. */
+FQ_API fqStatus_t fqGroupedGemmDescDestroy(fqGroupedGemmDesc_t desc);
+
+/** Attributes of a grouped GEMM descriptor (sizes as noted). Pointers are device pointers on a CUDA handle
+ *  and host pointers on the host backend; they are read when the work runs (a captured CUDA graph sees new
+ *  values written at the same addresses). */
+enum fqGroupedGemmDescAttribute {
+    FQ_GEMM_DESC_NUM_GROUPS = 0,             /**< int32_t E >= 1, default 1: B holds E weights [N, K] */
+    FQ_GEMM_DESC_GROUP_OFFSETS_POINTER = 1,  /**< const int32_t*: E+1 row offsets, group g owns rows
+                                                  [offsets[g], offsets[g+1]) of A (clamped as MoE CONTIGUOUS,
+                                                  SPEC §5); NULL (default) only with E = 1: all M rows */
+    FQ_GEMM_DESC_GROUP_COUNTS_POINTER = 2,   /**< const int32_t*, default NULL: E valid-row counts, only the
+                                                  first counts[g] rows of group g's slot are valid (cuDNN's
+                                                  aligned groups); the rest is padding, never written */
+    FQ_GEMM_DESC_ALPHA_POINTER = 3,          /**< const float*, default NULL (1.0): E per-group alphas */
+    FQ_GEMM_DESC_A_SCALE_LAYOUT = 4,         /**< int32_t fqScaleLayout of A's 1x128 fp32 scales:
+                                                  COL_MAJOR_TMA (default, ld round_up(M, 4)) or COL_MAJOR
+                                                  (ld M) */
+    FQ_GEMM_DESC_C_OUTPUT_POINTER = 5,       /**< void*, default NULL: C as bf16 [M, N], row stride N */
+    FQ_GEMM_DESC_D_OUTPUT_POINTER = 6,       /**< void*, default NULL: y = prob * act(C) as bf16 [M, H]
+                                                  (H = N/2 gated, else N), row stride H */
+    FQ_GEMM_DESC_QUANTIZE = 7                /**< int32_t 0/1, default 1: write y quantized per the epilogue
+                                                  descriptor to `output` and `scales` (and its columnwise
+                                                  pointers); 0: no quantized output (outputLayout, output,
+                                                  scales may be NULL) */
+};
+FQ_API fqStatus_t fqGroupedGemmDescSetAttribute(fqGroupedGemmDesc_t desc, int32_t attr, const void* buf,
+                                                size_t sizeInBytes);
+/** As fqQuantDescGetAttribute: with buf NULL and sizeInBytes 0 only *sizeWritten is returned. */
+FQ_API fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_t attr, void* buf,
+                                                size_t sizeInBytes, size_t* sizeWritten);
+
+/** Grouped block-scaled FP8 GEMM with the activation + quantization epilogue (seeds/004 on Hopper):
+ *
+ *      for each group g and each valid row m of g:
+ *        C[m, n] = alpha[g] * sum_k (A[m, k] * sa[m, k/128]) * (B[g, n, k] * sb[g, n/128, k/128])
+ *        y[m, :] = prob[m] * act(bf16(C[m, :]))       (the epilogue descriptor's activation and gate layout)
+ *        output, scales = y quantized as fqQuantize quantizes it (rowwise and/or columnwise)
+ *
+ *  aLayout   FQ_TYPE_FP8_E4M3FN [M, K], row stride a multiple of 16 bytes; `a` is 16-byte aligned.
+ *  aScales   fp32 1x128 scales of A, ceil(K/128) columns in FQ_GEMM_DESC_A_SCALE_LAYOUT (fqQuantize's
+ *            PER_GROUP 128 output with that scale layout); 16-byte aligned.
+ *  bLayout   FQ_TYPE_FP8_E4M3FN [E*N, K] (E weights [N, K] stacked), row stride a multiple of 16 bytes.
+ *  bScales   fp32 128x128 block scales of B: for each group, the FQ_SCHEME_BLOCK_2D ROW_MAJOR scales of its
+ *            [N, K] weight ([ceil(N/128), ceil(K/128)]), groups one after the other.
+ *  epilogueDesc  the fused operation applied to C (activation, gate layout and order, SwiGLU alpha/beta/limit,
+ *            intermediate rounding, ROW_PROB_POINTER indexed by the row of A, quantization attributes,
+ *            OUTPUTS with the columnwise pointers); its MoE attributes must be unset (the groups are the
+ *            GEMM descriptor's; the epilogue runs as under MoE CONTIGUOUS with those offsets).
+ *  outputLayout, output, scales, scalesSizeInBytes  as fqQuantize's output for the [M, H] result.
+ *  Rows no group owns (and a slot's rows past its count) are never written and never influence an output.
+ *  Asynchronous on `stream` for a CUDA handle (no allocation, no host synchronisation, capturable in a CUDA
+ *  graph); synchronous on the host backend (the reference: fp64 accumulation). CUDA runs it on sm_90 (the
+ *  library built with sm_90a) with a gated activation, H a multiple of 64 and PER_GROUP 32/64/128 fp32-scale
+ *  quantization (columnwise block 32 or 128); otherwise FQ_STATUS_NOT_SUPPORTED with the reason (the host
+ *  backend runs every epilogue fqQuantize runs). A failing call writes nothing. */
+FQ_API fqStatus_t fqGroupedGemm(fqHandle_t handle, fqGroupedGemmDesc_t gemmDesc, fqQuantDesc_t epilogueDesc,
+                                fqTensorLayout_t aLayout, const void* a, const void* aScales,
+                                fqTensorLayout_t bLayout, const void* b, const void* bScales,
+                                fqTensorLayout_t outputLayout, void* output, void* scales,
+                                size_t scalesSizeInBytes, fqStream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,6 +1,7 @@
 // The CUDA hooks of a library built without CUDA: every CUDA handle is refused clearly.
 #include "../api/error.h"
 #include "device.h"
+#include "grouped_gemm.h"
 #include "scale_repack.h"
 
 namespace fq {
@@ -14,6 +15,11 @@ bool cuda_pointer_is_device(const void*) { return false; }
 
 // Unreachable: without CUDA no CUDA handle can be created.
 fqStatus_t cuda_scale_repack(const RepackPlan&, const void*, void*, void*) {
+    return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
+}
+
+// Unreachable likewise.
+fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig&, void*, int) {
     return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
 }
 
