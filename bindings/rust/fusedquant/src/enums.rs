@@ -134,6 +134,14 @@ c_enums! {
         ColumnwiseScalePointer = FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER,
         GlobalAmaxPointer = FQ_QUANT_DESC_GLOBAL_AMAX_POINTER,
     }
+    /// Grouped GEMM descriptor attributes (`fqGroupedGemmDescAttribute`); [`crate::GroupedGemmDesc`] has an
+    /// accessor for each.
+    GemmDescAttr = "fqGroupedGemmDescAttribute" {
+        NumGroups = FQ_GEMM_DESC_NUM_GROUPS, GroupOffsetsPointer = FQ_GEMM_DESC_GROUP_OFFSETS_POINTER,
+        GroupCountsPointer = FQ_GEMM_DESC_GROUP_COUNTS_POINTER, AlphaPointer = FQ_GEMM_DESC_ALPHA_POINTER,
+        AScaleLayout = FQ_GEMM_DESC_A_SCALE_LAYOUT, COutputPointer = FQ_GEMM_DESC_C_OUTPUT_POINTER,
+        DOutputPointer = FQ_GEMM_DESC_D_OUTPUT_POINTER, Quantize = FQ_GEMM_DESC_QUANTIZE,
+    }
     /// Where the batches of a scale repack lie in its source and destination (`fqScaleRepackBatching`);
     /// see [`crate::ScaleRepack`].
     ScaleRepackBatching = "fqScaleRepackBatching" {

@@ -7,7 +7,8 @@
 //! - every failure is an [`Error`] carrying the [`Status`] and the library's message;
 //! - [`Handle::quantize`] runs over slices on the host backend, after checking their lengths against the
 //!   layouts and the scale-buffer query; [`Handle::quantize_raw`] takes raw (device) pointers and a stream;
-//! - [`Handle::repack_scales`] rewrites a scale buffer from one layout to another ([`ScaleRepack`]).
+//! - [`Handle::repack_scales`] rewrites a scale buffer from one layout to another ([`ScaleRepack`]);
+//! - [`Handle::grouped_gemm`] runs the grouped FP8 GEMM with the fused epilogue ([`GroupedGemmDesc`]).
 //!
 //! ```no_run
 //! use fusedquant::*;
@@ -30,13 +31,15 @@ use std::fmt;
 
 pub mod bits;
 pub mod enums;
+mod gemm;
 mod objects;
 mod repack;
 
 pub use enums::*;
 /// The raw bindings, for what this crate does not wrap.
 pub use fusedquant_sys as ffi;
-pub use objects::{Element, Handle, QuantDesc, ScaleBuffer, TensorLayout};
+pub use gemm::{GemmBuffers, GemmGroups};
+pub use objects::{Element, GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
 pub use repack::{scale_repack_size, ScaleRepack};
 
 /// The version of the header this crate was built against (MAJOR*10000 + MINOR*100 + PATCH).

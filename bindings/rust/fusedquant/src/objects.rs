@@ -133,6 +133,41 @@ owned!(
     QuantDescAttr
 );
 
+owned!(
+    /// What a grouped GEMM computes besides its operands (`fqGroupedGemmDesc_t`): the groups, per-group alphas,
+    /// the layout of A's scales and which outputs it writes; see [`Handle::grouped_gemm`].
+    GroupedGemmDesc(sys::fqGroupedGemmDesc_t), fqGroupedGemmDescDestroy, fqGroupedGemmDescGetAttribute,
+    fqGroupedGemmDescSetAttribute, GemmDescAttr
+);
+
+accessors!(GroupedGemmDesc, GemmDescAttr {
+    /// NUM_GROUPS: E weights [N, K] stacked in B (default 1).
+    num_groups / set_num_groups: i32 = NumGroups;
+    /// A_SCALE_LAYOUT of A's 1x128 fp32 scales: ColMajorTma (default) or ColMajor.
+    a_scale_layout / set_a_scale_layout: ScaleLayout = AScaleLayout;
+    /// QUANTIZE: write the quantized output (default true).
+    quantize / set_quantize: bool = Quantize;
+    /// GROUP_OFFSETS_POINTER (default NULL: one group of all rows).
+    group_offsets_pointer: *const i32 = GroupOffsetsPointer;
+    /// GROUP_COUNTS_POINTER (default NULL).
+    group_counts_pointer: *const i32 = GroupCountsPointer;
+    /// ALPHA_POINTER (default NULL: 1).
+    alpha_pointer: *const f32 = AlphaPointer;
+    /// C_OUTPUT_POINTER (default NULL).
+    c_output_pointer: *mut c_void = COutputPointer;
+    /// D_OUTPUT_POINTER (default NULL).
+    d_output_pointer: *mut c_void = DOutputPointer;
+});
+
+impl GroupedGemmDesc {
+    /// A descriptor with the defaults: one group of all rows, COL_MAJOR_TMA A scales, quantized output only.
+    pub fn new() -> Result<Self> {
+        let mut desc = ptr::null_mut();
+        check(unsafe { sys::fqGroupedGemmDescCreate(&mut desc) })?;
+        Ok(GroupedGemmDesc(desc))
+    }
+}
+
 accessors!(Handle, HandleAttr {
     /// The backend (read-only).
     backend: Backend = Backend;
@@ -228,24 +263,24 @@ accessors!(QuantDesc, QuantDescAttr {
 
 /// Setters of the pointer attributes: the library dereferences them when work runs, so they are unsafe.
 macro_rules! pointer_setters {
-    ($($set:ident: $ty:ty = $attr:ident, $what:literal;)+) => {
-        impl QuantDesc {$(
+    ($obj:ident, $attrs:ident { $($set:ident: $ty:ty = $attr:ident, $what:literal;)+ }) => {
+        impl $obj {$(
             #[doc = concat!("Sets `", stringify!($attr), "`: ", $what, ".")]
             ///
             /// # Safety
             /// Until it is replaced, the pointer must be NULL where the header allows it, or valid for every
-            /// [`Handle::quantize`] / [`Handle::quantize_raw`] run with this descriptor: memory of that
-            /// handle's kind (host memory on the host backend, device memory on a CUDA handle), holding
-            /// (or, for outputs, with room for) what the attribute describes.
+            /// run with this descriptor ([`Handle::quantize`], [`Handle::grouped_gemm`] and their `_raw`
+            /// forms): memory of that handle's kind (host memory on the host backend, device memory on a CUDA
+            /// handle), holding (or, for outputs, with room for) what the attribute describes.
             pub unsafe fn $set(&mut self, value: $ty) -> Result<&mut Self> {
-                self.set(QuantDescAttr::$attr, value)?;
+                self.set($attrs::$attr, value)?;
                 Ok(self)
             }
         )+}
     };
 }
 
-pointer_setters! {
+pointer_setters! { QuantDesc, QuantDescAttr {
     set_static_scale_pointer: *const f32 = StaticScalePointer, "the fp32 scale of PerTensorStatic";
     set_scale_ub_pointer: *const f32 = ScaleUbPointer, "an fp32 upper bound of the scale (fp8 outputs)";
     set_row_prob_pointer: *const f32 = RowProbPointer, "fp32 per-row probabilities (`y *= prob[row]`)";
@@ -254,7 +289,15 @@ pointer_setters! {
     set_columnwise_output_pointer: *mut c_void = ColumnwiseOutputPointer, "the columnwise values";
     set_columnwise_scale_pointer: *mut c_void = ColumnwiseScalePointer, "the columnwise scales";
     set_global_amax_pointer: *const f32 = GlobalAmaxPointer, "the fp32 NVFP4 global amax";
-}
+}}
+
+pointer_setters! { GroupedGemmDesc, GemmDescAttr {
+    set_group_offsets_pointer: *const i32 = GroupOffsetsPointer, "E+1 int32 row offsets of the groups";
+    set_group_counts_pointer: *const i32 = GroupCountsPointer, "E int32 valid-row counts of the groups' slots";
+    set_alpha_pointer: *const f32 = AlphaPointer, "E fp32 per-group alphas";
+    set_c_output_pointer: *mut c_void = COutputPointer, "C, bf16 [M, N]";
+    set_d_output_pointer: *mut c_void = DOutputPointer, "y, bf16 [M, H]";
+}}
 
 /// Every fact [`QuantDesc::scale_buffer_info`] gives about one scale buffer (strides in bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,12 +402,12 @@ macro_rules! elements {
 }
 elements!(u8, i8, u16, i16, u32, i32, f32);
 
-fn invalid(message: String) -> Error {
+pub(crate) fn invalid(message: String) -> Error {
     Error::new(Status::InvalidValue, message)
 }
 
 /// Checks that `data`'s elements have the size of `layout`'s and that it holds every element addressed.
-fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &[T]) -> Result<()> {
+pub(crate) fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &[T]) -> Result<()> {
     let dtype = layout.dtype()?;
     let element_bytes = dtype.bits().map_or(0, |bits| (bits as usize / 8).max(1));
     if size_of::<T>() != element_bytes {

@@ -309,6 +309,7 @@ fn rust_enums() -> BTreeMap<&'static str, Mapping> {
         entry::<QuantDescAttr>(),
         entry::<ScaleInfo>(),
         entry::<ScaleRepackBatching>(),
+        entry::<GemmDescAttr>(),
     ])
 }
 
@@ -450,5 +451,123 @@ fn masked_moe_with_both_outputs_through_the_safe_crate() -> Result<()> {
         }
     }
     assert!(d.columnwise_output_pointer()?.is_null(), "the borrowed buffers are not left in the descriptor");
+    Ok(())
+}
+
+/// A deterministic stream of fp8 e4m3fn bytes without the NaN codes.
+fn fp8_bytes(n: usize, mut seed: u64) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let b = (seed >> 56) as u8;
+            if b & 0x7F == 0x7F {
+                0x38
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+fn bf16_f64(bits: u16) -> f64 {
+    f32::from_bits(u32::from(bits) << 16) as f64
+}
+
+#[test]
+fn grouped_gemm_c_matches_f64_math_and_its_quantized_output_equals_quantize_of_c() -> Result<()> {
+    let (m, k, n, e) = (40i64, 256i64, 128i64, 3i32);
+    let h = n / 2;
+    let a = fp8_bytes((m * k) as usize, 1);
+    let b = fp8_bytes((i64::from(e) * n * k) as usize, 2);
+    let a_scales: Vec<f32> = (0..2 * m).map(|i| 0.01 + (i % 7) as f32 * 0.002).collect(); // COL_MAJOR_TMA, ld 40
+    let b_scales: Vec<f32> = (0..e * 2).map(|i| 0.005 + i as f32 * 0.001).collect();
+    let offsets = [2, 10, 10, 33]; // group 1 empty; rows 0-1 and 33-39 no group's
+    let alpha = [1.0f32, 2.0, -0.5];
+    let handle = host();
+    let mut gemm = GroupedGemmDesc::new()?;
+    gemm.set_num_groups(e)?;
+    let mut epi = QuantDesc::new()?;
+    epi.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?.set_group_size(64)?;
+    let la = TensorLayout::new(DataType::Fp8E4m3fn, m, k, k)?;
+    let lb = TensorLayout::new(DataType::Fp8E4m3fn, i64::from(e) * n, k, k)?;
+    let lo = TensorLayout::new(DataType::Fp8E4m3fn, m, h, h)?;
+    let mut c = vec![0xABABu16; (m * n) as usize];
+    let mut values = vec![0xABu8; (m * h) as usize];
+    let mut scales = vec![-1.0f32; m as usize]; // one group of 64 per row
+    let groups = GemmGroups { offsets: Some(&offsets), counts: None, alpha: Some(&alpha) };
+    let out = GemmBuffers { c: Some(&mut c), d: None, output: Some((&lo, &mut values, &mut scales)) };
+    handle.grouped_gemm(&mut gemm, &epi, groups, &la, &a, &a_scales, &lb, &b, &b_scales, out)?;
+    assert!(gemm.c_output_pointer()?.is_null() && gemm.group_offsets_pointer()?.is_null(), "pointers cleared");
+
+    let owner = |r: i64| (0..3).find(|&g| r >= i64::from(offsets[g]) && r < i64::from(offsets[g + 1]));
+    for r in 0..m {
+        for col in 0..n {
+            let got = c[(r * n + col) as usize];
+            let Some(g) = owner(r) else {
+                assert_eq!(got, 0xABAB, "row {r} belongs to no group");
+                continue;
+            };
+            let mut want = 0.0f64;
+            for kk in 0..k {
+                let sa = a_scales[((kk / 128) * m + r) as usize] as f64;
+                let sb = b_scales[(g as i64 * 2 + kk / 128) as usize] as f64;
+                let bv = b[((g as i64 * n + col) * k + kk) as usize];
+                want += e4m3fn(a[(r * k + kk) as usize]) * sa * e4m3fn(bv) * sb;
+            }
+            want *= alpha[g] as f64;
+            assert!(
+                (bf16_f64(got) - want).abs() <= want.abs() / 256.0 + 1e-30,
+                "C[{r}, {col}] {} vs {want}",
+                bf16_f64(got)
+            );
+        }
+    }
+
+    // The epilogue is fqQuantize of C with the groups as MoE CONTIGUOUS experts.
+    let mut q = QuantDesc::new()?;
+    q.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?.set_group_size(64)?;
+    q.set_moe_layout(MoeLayout::Contiguous)?.set_moe_num_experts(e)?;
+    unsafe { q.set_moe_offsets_pointer(offsets.as_ptr())? };
+    let li = TensorLayout::new(DataType::Bf16, m, n, n)?;
+    let mut want_values = vec![0xABu8; (m * h) as usize];
+    let mut want_scales = vec![-1.0f32; m as usize];
+    handle.quantize(&q, &li, &c, &lo, &mut want_values, &mut want_scales)?;
+    assert_eq!(values, want_values);
+    assert_eq!(
+        scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
+        want_scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+#[test]
+fn grouped_gemm_errors_name_the_argument() -> Result<()> {
+    let handle = host();
+    let mut gemm = GroupedGemmDesc::new()?;
+    gemm.set_num_groups(2)?;
+    let epi = QuantDesc::new()?;
+    let la = TensorLayout::new(DataType::Fp8E4m3fn, 4, 128, 128)?;
+    let lb = TensorLayout::new(DataType::Fp8E4m3fn, 256, 128, 128)?;
+    let (a, b) = (vec![0x38u8; 4 * 128], vec![0x38u8; 256 * 128]);
+    let (sa, sb) = (vec![1.0f32; 4], vec![1.0f32; 2]);
+    let mut c = vec![0u16; 4 * 128];
+    let none: Option<(&TensorLayout, &mut [u8], &mut [f32])> = None;
+    // Two groups need offsets: the library's NULL_POINTER, naming the attribute.
+    let out = GemmBuffers { c: Some(&mut c), d: None, output: none };
+    let err = handle.grouped_gemm(&mut gemm, &epi, GemmGroups::default(), &la, &a, &sa, &lb, &b, &sb, out).unwrap_err();
+    assert_eq!(err.status, Status::NullPointer);
+    assert!(err.message.contains("FQ_GEMM_DESC_GROUP_OFFSETS_POINTER"), "{err}");
+    // Offsets shorter than E + 1: refused before the call.
+    let groups = GemmGroups { offsets: Some(&[0, 4]), ..Default::default() };
+    let none: Option<(&TensorLayout, &mut [u8], &mut [f32])> = None;
+    let out = GemmBuffers { c: Some(&mut c), d: None, output: none };
+    let err = handle.grouped_gemm(&mut gemm, &epi, groups, &la, &a, &sa, &lb, &b, &sb, out).unwrap_err();
+    assert_eq!(err.status, Status::InsufficientBuffer);
+    assert!(err.message.contains("groups.offsets"), "{err}");
+    // An out-of-range attribute value.
+    let err = gemm.set_a_scale_layout(ScaleLayout::RowMajor).unwrap_err();
+    assert!(err.message.contains("FQ_GEMM_DESC_A_SCALE_LAYOUT"), "{err}");
+    assert_eq!(gemm.num_groups()?, 2);
+    assert!(!gemm.quantize()?, "QUANTIZE follows the last call's output (none)");
     Ok(())
 }
