@@ -34,8 +34,9 @@ std::string grouped_gemm_cuda_refusal(const GroupedGemmConfig& c, int arch) {
                            "aligned per K block as TMA needs; use COL_MAJOR_TMA", c.m);
     if (!aligned(c.a, 16) || !aligned(c.b, 16) || !aligned(c.a_scales, 16) || c.lda % 16 != 0 || c.ldb % 16 != 0)
         return "a, b, aScales: TMA needs 16-byte aligned operands and row strides";
-    if (!aligned(c.c_out, 8) || !aligned(c.d_out, 8))
-        return "FQ_GEMM_DESC_C_OUTPUT_POINTER / D_OUTPUT_POINTER: the kernel stores 8 bytes at a time; align to 8 bytes";
+    if (!aligned(c.c_out, 16) || !aligned(c.d_out, 8))
+        return "FQ_GEMM_DESC_C_OUTPUT_POINTER / D_OUTPUT_POINTER: the kernel stores 16 (C) and 8 (D) bytes at a time; "
+               "align them so";
     if (!c.quantize) return "";
     if (e.scheme != Scheme::PerGroup || (e.group != 32 && e.group != 64 && e.group != 128))
         return fmt::format("epilogueDesc: scheme {} (group {}): the CUDA grouped GEMM quantizes PER_GROUP 32, 64 or 128 "

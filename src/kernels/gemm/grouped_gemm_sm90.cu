@@ -32,7 +32,9 @@ constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
 constexpr int kStages = 4;
-constexpr int kStashLd = kUnitCols + 8;  // +8 floats: the float2 stores of a quad hit distinct banks
+// A stash row: the unit's two C tiles as bf16 (2 x 64 words), later y as fp32 (128 words), + 4 words so the
+// bf16x2 stores of a warp (8 rows x 4 quads) hit 32 distinct banks.
+constexpr int kStashWords = 2 * kTileN / 2 + 4;
 constexpr int kThreads = 384;            // warpgroup 0 produces, 1 and 2 consume
 [[maybe_unused]] constexpr int kConsumerThreads = 256;
 [[maybe_unused]] constexpr int kStashBarrier = 1;         // named barrier of the consumers (0 is __syncthreads)
@@ -50,11 +52,14 @@ struct SharedStorage {
     uint8_t a[kStages][kTileM * kTileK];  // 128-byte swizzled K-major tiles, as TMA writes them
     uint8_t b[kStages][kTileN * kTileK];
     float sa[kStages][kTileM];            // A's scales of the stage's K block
-    float stash[kTileM][kStashLd];        // y of the unit, before quantization
+    uint32_t stash[kTileM][kStashWords];  // the unit's C (bf16 pairs), then its y (fp32), row by row
     int32_t row_tag[kTileM];              // == the unit's tag where the row is valid in this unit
+    float row_prob[kTileM];               // the routing probability of each valid row
+    float col_amax[2][kTileN];            // columnwise 128-row blocks: the two halves' amax
+    bool col_any[2][kTileN];
     uint64_t full[kStages], empty[kStages];
 };
-constexpr size_t kSmemBytes = sizeof(SharedStorage) + 1024;  // + alignment of the swizzled tiles
+constexpr size_t kSmemBytes = sizeof(SharedStorage) + 1024;  // + the alignment of the tiles
 
 struct Params {
     int64_t m, n, h;
@@ -134,6 +139,159 @@ __device__ __forceinline__ BoxRows box_rows(const Params& p, int64_t d) {
     }
 }
 
+// bf16 C value at tile column `col` of tile `t` of a stash row.
+[[maybe_unused]] __device__ __forceinline__ float stash_c(const uint32_t* srow, int t, int col) {
+    const uint32_t w = srow[t * (kTileN / 2) + col / 2];
+    return bf16_to_float(uint16_t(col & 1 ? w >> 16 : w & 0xFFFF));
+}
+
+// ---- The deferred epilogue: C rows, y, rowwise and columnwise quantization, in steps ---------------------
+#ifdef FQ_SM90A
+using sm90::named_barrier;
+
+// The unit whose C sits in the stash, and how far its epilogue is.
+struct Pending {
+    int64_t t0 = 0, d0 = 0;
+    int32_t tag = -1;
+    int step = 1 << 30;  // >= kEpilogueSteps: nothing pending
+};
+constexpr int kRowSteps = kTileM / 8;  // a row per consumer warp per step
+constexpr int kColQuarters = 4;        // columnwise: amax over 16-row slices of each thread's 64 rows, then codes
+constexpr int kEpilogueSteps = kRowSteps + 2 * kColQuarters;
+
+// A consumer thread's columnwise share: column c = ctid % 128, rows [64h, 64h + 64) with h = ctid / 128, which
+// hold two 32-row blocks or half of a 128-row block.
+struct ColumnState {
+    float amax[2];
+    bool any[2];
+    float scale[2], inv[2];
+};
+
+// y of the four outputs 4l .. 4l+3 of a unit row (lane l), with the activation fixed at compile time so the four
+// evaluations interleave.
+template <Pairing P, Act A>
+__device__ __forceinline__ void y4(const Params& p, const uint32_t* srow, int lane, float prob, float (&y)[4]) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const int o = 4 * lane + k, t = o / kHalfN, i = o % kHalfN;
+        int first = i, second = kHalfN + i;  // Halves
+        if constexpr (P == Pairing::Adjacent) { first = 2 * i; second = 2 * i + 1; }
+        if constexpr (P == Pairing::Blocks32) { first = (i / 32) * 64 + i % 32; second = first + 32; }
+        const float a = stash_c(srow, t, first), b = stash_c(srow, t, second);
+        const bool gate_first = p.order == GateOrder::GateFirst;
+        const float v = activate_gated(A, gate_first ? a : b, gate_first ? b : a, p.rounding, InType::Bf16, p.swiglu);
+        y[k] = p.prob ? prob * v : v;
+    }
+}
+
+template <Pairing P>
+__device__ __forceinline__ void y4_of(const Params& p, const uint32_t* srow, int lane, float prob, float (&y)[4]) {
+    switch (p.act) {
+        case Act::Silu: return y4<P, Act::Silu>(p, srow, lane, prob, y);
+        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, lane, prob, y);
+        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, lane, prob, y);
+        case Act::Relu: return y4<P, Act::Relu>(p, srow, lane, prob, y);
+        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, lane, prob, y);
+        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, lane, prob, y);
+        default: return y4<P, Act::Identity>(p, srow, lane, prob, y);
+    }
+}
+
+// Step `st.step` of the pending unit's epilogue, by all 256 consumer threads together (the barriers inside are
+// reached by every consumer at the same step).
+template <Pairing P>
+__device__ __forceinline__ void epilogue_step(const Params& p, SharedStorage& s, const Pending& st, ColumnState& cs,
+                                           int ctid, float ub) {
+    const int lane = ctid % 32;
+    if (st.step < kRowSteps) {  // ---- row r: C out, y (written back over the row as fp32), y out, rowwise codes
+        const int r = ctid / 32 + 8 * st.step;
+        if (s.row_tag[r] != st.tag) return;
+        const int64_t row = st.t0 + r;
+        uint32_t* srow = s.stash[r];
+        const int64_t d_tile = st.d0 + kHalfN * (lane / 16);  // C: lane l holds tile columns 8(l%16)..+7 of tile l/16
+        if (p.c_out && d_tile < p.h) {
+            const BoxRows rows = box_rows<P>(p, d_tile);
+            const int jt = 8 * (lane % 16);
+            const int64_t col = jt < kHalfN ? rows.first + jt : rows.second + (jt - kHalfN);
+            *reinterpret_cast<uint4*>(p.c_out + row * p.n + col) = *reinterpret_cast<const uint4*>(srow + 4 * lane);
+        }
+        const int64_t col = st.d0 + 4 * lane;
+        const bool in = col < p.h;
+        float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (in) y4_of<P>(p, srow, lane, s.row_prob[r], y);
+        __syncwarp();
+        *reinterpret_cast<float4*>(srow + 4 * lane) = make_float4(y[0], y[1], y[2], y[3]);
+        if (p.d_out && in) {
+            const uint32_t lo = uint32_t(float_to_bf16(y[0])) | (uint32_t(float_to_bf16(y[1])) << 16);
+            const uint32_t hi = uint32_t(float_to_bf16(y[2])) | (uint32_t(float_to_bf16(y[3])) << 16);
+            *reinterpret_cast<uint2*>(p.d_out + row * p.h + col) = make_uint2(lo, hi);
+        }
+        if (!p.rowwise) return;
+        float amax = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+#pragma unroll
+        for (int k = 0; k < 4; ++k) amax = fmaxf(amax, fabsf(y[k]));
+        for (int off = p.group / 8; off >= 1; off /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+        if (!in) return;
+        const float sc = group_scale(amax, ub, p.qp), inv = 1.0f / sc;
+        uint32_t q = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) q |= uint32_t(quantize_value(y[k], sc, inv, p.qp)) << (8 * k);
+        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
+        if (lane % (p.group / 4) == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col / p.group)) = sc;
+        return;
+    }
+    if (!p.columnwise) return;
+    // ---- columnwise: thread (c, h) walks rows [64h, 64h + 64) of column c in quarters of 16 rows
+    const int c = ctid % kUnitCols, h = ctid / kUnitCols;
+    const int64_t col = st.d0 + c;
+    const auto* ys = reinterpret_cast<const float(*)[kStashWords]>(s.stash);
+    const bool wide = p.col_block == kTileM;  // one 128-row block over both halves: amax shared through smem
+    int quarter = st.step - kRowSteps;
+    if (quarter == 0) {
+        named_barrier(kStashBarrier, kConsumerThreads);  // every row's y is in the stash
+        cs.amax[0] = cs.amax[1] = 0.0f;
+        cs.any[0] = cs.any[1] = false;
+    }
+    const bool encode = quarter >= kColQuarters;
+    if (encode) quarter -= kColQuarters;
+    if (encode && quarter == 0) {
+        if (wide) {  // combine the halves of the one block
+            float* shared_amax = s.col_amax[0];
+            bool* shared_any = s.col_any[0];
+            shared_amax[ctid] = cs.amax[0];
+            shared_any[ctid] = cs.any[0];
+            named_barrier(kStashBarrier, kConsumerThreads);
+            const int other = ctid ^ kUnitCols;
+            cs.amax[0] = fmaxf(cs.amax[0], shared_amax[other]);
+            cs.any[0] = cs.any[0] || shared_any[other];
+        }
+        for (int b = 0; b < (wide ? 1 : 2); ++b) {
+            if (!cs.any[b] || col >= p.h) continue;  // a block with no valid row writes neither data nor scale
+            cs.scale[b] = group_scale(cs.amax[b], ub, p.qp);
+            cs.inv[b] = 1.0f / cs.scale[b];
+            const int r_lo = wide ? 0 : 64 * h + 32 * b;
+            if (!wide || h == 0)
+                *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, col, (st.t0 + r_lo) / p.col_block)) = cs.scale[b];
+        }
+    }
+    if (col >= p.h) return;
+    const int r_lo = 64 * h + 16 * quarter;
+    const int b = wide ? 0 : (16 * quarter) / 32;  // which of the thread's two 32-row blocks
+    for (int r = r_lo; r < r_lo + 16; ++r) {
+        if (s.row_tag[r] != st.tag) continue;
+        const float v = ys[r][c];
+        if (!encode) {
+            cs.any[b] = true;
+            cs.amax[b] = fmaxf(cs.amax[b], fabsf(v));
+        } else {
+            const int64_t row = st.t0 + r;
+            p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] = quantize_value(v, cs.scale[b], cs.inv[b], p.qp);
+        }
+    }
+}
+
+#endif  // FQ_SM90A
+
 // ---- The kernel ------------------------------------------------------------------------------------------
 
 template <Pairing P>
@@ -142,8 +300,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                       const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_sa) {
 #ifdef FQ_SM90A
     using namespace sm90;
+    // The 128-byte swizzle repeats every 1024 bytes of shared address: the tiles start on such a boundary (an
+    // offset from the array itself, so the compiler still knows the storage is shared memory).
     extern __shared__ uint8_t smem_raw[];
-    auto& s = *reinterpret_cast<SharedStorage*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
     const int warpgroup = threadIdx.x / 128;
     const int64_t units = p.m_tiles * p.unit_cols_tiles;
 
@@ -204,14 +364,27 @@ __global__ void __launch_bounds__(kThreads, 1)
                 *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
     }
 
+    // The epilogue of a unit runs in steps (a row per warp, then the columnwise blocks) once the next unit's
+    // first C tile is computed, just before it overwrites the stash (and after the last unit). Issuing the steps
+    // between a K block's wgmma and its wait, to overlap them with the MMAs, measured slower (docs/perf.md).
+    Pending pending;
+    ColumnState col_state;
+    auto step = [&] {
+        epilogue_step<P>(p, s, pending, col_state, ctid, ub);
+        ++pending.step;
+    };
+    auto finish_pending = [&] {
+        while (pending.step < kEpilogueSteps) step();
+        named_barrier(kStashBarrier, kConsumerThreads);  // every read of the stash is done
+    };
+
     int stage = 0;
     uint32_t phase = 0;
     int32_t tag = 0;
-    for (int64_t u = blockIdx.x; u < units; u += gridDim.x, ++tag) {
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
         const int64_t t0 = (u / p.unit_cols_tiles) * kTileM, d0 = (u % p.unit_cols_tiles) * kUnitCols;
         bool any = false;
         for_each_group_in_tile(p, t0, [&](int32_t g, int64_t lo, int64_t hi) {
-            any = true;
             const float alpha = p.alpha ? p.alpha[g] : 1.0f;
             const int64_t r0 = t0 + row_local, r1 = r0 + 8;
             const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
@@ -246,105 +419,32 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                     for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
                 }
+                if (!p.stash) continue;
+                if (!any) finish_pending();  // the unit's first tile: the stash must be free
+                any = true;
 
-                // ---- epilogue in registers: C = alpha * total, rounded to bf16; y = prob * act(g, u) -------
-                // C as the unfused pipeline's GEMM writes it: bf16, kept here as the float it decodes to.
+                // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into the stash: tile t of
+                // the unit in words [64t, 64t + 64) of each row, in the tile's column order (pairs resolved later)
+                const int word0 = int(d - d0);
 #pragma unroll
-                for (int i = 0; i < 64; ++i) total[i] = bf16_to_float(float_to_bf16(total[i] * alpha));
-                if (p.c_out) {
-#pragma unroll
-                    for (int i = 0; i < 64; i += 2) {
-                        const int j = 8 * (i / 4) + 2 * quad;  // tile column of total[i]; total[i+1] is the next
-                        const int64_t col = j < kHalfN ? rows.first + j : rows.second + (j - kHalfN);
-                        const bool second_row = (i >> 1) & 1;
-                        if (second_row ? valid1 : valid0)
-                            *reinterpret_cast<uint32_t*>(p.c_out + (second_row ? r1 : r0) * p.n + col) =
-                                uint32_t(float_to_bf16(total[i])) | (uint32_t(float_to_bf16(total[i + 1])) << 16);
-                    }
+                for (int i = 0; i < 64; i += 2) {
+                    const bool second_row = (i >> 1) & 1;
+                    if (second_row ? valid1 : valid0)
+                        s.stash[row_local + 8 * second_row][word0 + 4 * (i / 4) + quad] =
+                            uint32_t(float_to_bf16(total[i] * alpha)) | (uint32_t(float_to_bf16(total[i + 1] * alpha)) << 16);
                 }
-                if (p.stash) {
-                    const int stash_col0 = int(d - d0);
-                    auto put = [&](int i_first, int i_second, int out_col) {
-                        const bool second_row = (i_first >> 1) & 1;
-                        if (!(second_row ? valid1 : valid0)) return;
-                        const bool gate_first = p.order == GateOrder::GateFirst;
-                        const float a = total[i_first], b = total[i_second];
-                        const float y = activate_gated(p.act, gate_first ? a : b, gate_first ? b : a, p.rounding,
-                                                       InType::Bf16, p.swiglu);
-                        s.stash[row_local + 8 * second_row][stash_col0 + out_col] =
-                            p.prob ? (second_row ? prob1 : prob0) * y : y;
-                    };
-#pragma unroll
-                    for (int i = 0; i < 64; ++i) {
-                        const int j = 8 * (i / 4) + 2 * quad + (i & 1);
-                        if constexpr (P == Pairing::Halves) {
-                            if (i < 32) put(i, i + 32, j);
-                        } else if constexpr (P == Pairing::Adjacent) {
-                            if ((i & 1) == 0) put(i, i + 1, j / 2);
-                        } else {
-                            if (((i / 16) & 1) == 0) put(i, i + 16, (j / 64) * 32 + j % 32);
-                        }
-                    }
-                    if (quad == 0) {
-                        if (valid0) s.row_tag[row_local] = tag;
-                        if (valid1) s.row_tag[row_local + 8] = tag;
-                    }
+                if (quad == 0) {
+                    if (valid0) { s.row_tag[row_local] = tag; s.row_prob[row_local] = prob0; }
+                    if (valid1) { s.row_tag[row_local + 8] = tag; s.row_prob[row_local + 8] = prob1; }
                 }
             }
         });
-        if (!any || !p.stash) continue;
-
-        // ---- the unit's y is complete: bf16 D, rowwise and columnwise quantization from the stash -----------
-        named_barrier(kStashBarrier, kConsumerThreads);
-        const int cwarp = ctid / 32;
-        for (int r = cwarp; r < kTileM; r += kConsumerThreads / 32) {  // a warp per row, 4 columns a lane
-            if (s.row_tag[r] != tag) continue;
-            const int64_t row = t0 + r, col = d0 + 4 * lane;
-            const bool in = col < p.h;
-            const float4 v = in ? *reinterpret_cast<const float4*>(&s.stash[r][4 * lane]) : make_float4(0, 0, 0, 0);
-            if (p.d_out && in) {
-                const uint32_t lo = uint32_t(float_to_bf16(v.x)) | (uint32_t(float_to_bf16(v.y)) << 16);
-                const uint32_t hi = uint32_t(float_to_bf16(v.z)) | (uint32_t(float_to_bf16(v.w)) << 16);
-                *reinterpret_cast<uint2*>(p.d_out + row * p.h + col) = make_uint2(lo, hi);
-            }
-            if (!p.rowwise) continue;
-            float amax = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
-            amax = fmaxf(amax, fabsf(v.x));
-            amax = fmaxf(amax, fabsf(v.y));
-            amax = fmaxf(amax, fabsf(v.z));
-            amax = fmaxf(amax, fabsf(v.w));
-            for (int off = p.group / 8; off >= 1; off /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
-            if (!in) continue;
-            const float sc = group_scale(amax, ub, p.qp), inv = 1.0f / sc;
-            const uint32_t q = uint32_t(quantize_value(v.x, sc, inv, p.qp)) | (uint32_t(quantize_value(v.y, sc, inv, p.qp)) << 8) |
-                               (uint32_t(quantize_value(v.z, sc, inv, p.qp)) << 16) |
-                               (uint32_t(quantize_value(v.w, sc, inv, p.qp)) << 24);
-            *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
-            if (lane % (p.group / 4) == 0)
-                *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col / p.group)) = sc;
-        }
-        if (p.columnwise) {  // a thread per (column, block of col_block rows): amax down the column, then codes
-            const int blocks = kTileM / p.col_block;
-            for (int i = ctid; i < kUnitCols * blocks; i += kConsumerThreads) {
-                const int c = i % kUnitCols, b = i / kUnitCols, r_lo = b * p.col_block, r_hi = r_lo + p.col_block;
-                const int64_t col = d0 + c;
-                if (col >= p.h) continue;
-                float amax = 0.0f;
-                bool any_row = false;
-                for (int r = r_lo; r < r_hi; ++r)
-                    if (s.row_tag[r] == tag) { any_row = true; amax = fmaxf(amax, fabsf(s.stash[r][c])); }
-                if (!any_row) continue;  // a block with no valid row writes neither data nor scale
-                const float sc = group_scale(amax, ub, p.qp), inv = 1.0f / sc;
-                *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, col, (t0 + r_lo) / p.col_block)) = sc;
-                for (int r = r_lo; r < r_hi; ++r) {
-                    if (s.row_tag[r] != tag) continue;
-                    const int64_t row = t0 + r;
-                    p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] = quantize_value(s.stash[r][c], sc, inv, p.qp);
-                }
-            }
-        }
-        named_barrier(kStashBarrier, kConsumerThreads);
+        if (!any) continue;
+        named_barrier(kStashBarrier, kConsumerThreads);  // the unit's C is in the stash
+        pending = Pending{t0, d0, tag, 0};
+        ++tag;
     }
+    finish_pending();
 #endif
 }
 
@@ -449,7 +549,7 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.rowwise = c.quantize && e.rowwise();
     p.columnwise = c.quantize && e.columnwise();
     p.col_transpose = e.col_transpose;
-    p.stash = c.quantize || c.d_out;
+    p.stash = c.quantize || c.d_out || c.c_out;
     p.out = static_cast<uint8_t*>(c.output);
     p.out_ld = e.out_ld;
     p.scales = static_cast<uint8_t*>(c.scales);
