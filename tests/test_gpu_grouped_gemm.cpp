@@ -452,6 +452,10 @@ struct DeviceProblem {
 };
 
 // One fqGroupedGemm call of `p` with the epilogue `v` (descriptors built here and destroyed after the call).
+// fqGetLastErrorMessage() of call_gemm's fqGroupedGemm, kept before the descriptors' destructors (successful
+// calls) clear the library's copy.
+thread_local std::string last_gemm_message;
+
 fqStatus_t call_gemm(fqHandle_t h, const Problem& p, const Variant& v, const Operands& in, const OutPtrs& o,
                      cudaStream_t stream) {
     GemmDesc gd;
@@ -467,8 +471,10 @@ fqStatus_t call_gemm(fqHandle_t h, const Problem& p, const Variant& v, const Ope
     Layout la(FQ_TYPE_FP8_E4M3FN, p.M, p.K, p.lda), lb(FQ_TYPE_FP8_E4M3FN, p.E * p.N, p.K, p.K);
     std::unique_ptr<Layout> lo;
     if (v.quantize) lo = std::make_unique<Layout>(v.out, p.M, out_cols(p, v), out_cols(p, v));
-    return fqGroupedGemm(h, gd.d, epi.d, la.l, in.a, in.sa, lb.l, in.b, in.sb, lo ? lo->l : nullptr, o.out, o.scales,
-                         o.scale_bytes, reinterpret_cast<fqStream_t>(stream));
+    const fqStatus_t s = fqGroupedGemm(h, gd.d, epi.d, la.l, in.a, in.sa, lb.l, in.b, in.sb, lo ? lo->l : nullptr, o.out,
+                                       o.scales, o.scale_bytes, reinterpret_cast<fqStream_t>(stream));
+    last_gemm_message = fqGetLastErrorMessage();
+    return s;
 }
 
 // The outputs of one GPU run: poisoned, guarded device buffers for what the variant writes.
@@ -900,7 +906,7 @@ TEST_CASE("CUDA refuses ungated activations, H % 64 != 0 and MXFP8 (NOT_SUPPORTE
         const DeviceProblem dp(p);
         GpuOutputs o(p, r.v);
         const fqStatus_t s = call_gemm(gpu.h, p, r.v, dp.operands(p), o.ptrs(), nullptr);
-        const std::string msg = fqGetLastErrorMessage();
+        const std::string msg = last_gemm_message;
         CHECK_MESSAGE(s == FQ_STATUS_NOT_SUPPORTED, fqGetStatusString(s), ": ", msg);
         CHECK(!msg.empty());
         MESSAGE(r.what, ": ", msg);
