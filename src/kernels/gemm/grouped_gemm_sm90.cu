@@ -6,10 +6,11 @@
 // two C tiles, a producer warp streams K blocks of 128 through a 4-stage TMA pipeline, and two consumer
 // warpgroups (64 rows each) multiply them with wgmma m64n128k32 and promote each block's fp32 partial sum
 // into their accumulators with the block's two scales (DeepGEMM's recipe: the tensor core's own accumulation
-// is never trusted across more than 128 of K). The epilogue rounds C to bf16 (what an unfused pipeline's GEMM
-// writes), applies the gated activation and routing probability in registers, and leaves y in a shared
-// stash; once the unit is complete the consumers quantize the stash rowwise and columnwise with the same
-// shared functions the fused kernels and the host reference call, so the bytes equal fqQuantize of C.
+// is never trusted across more than 128 of K). Each C tile goes, rounded to bf16 (what an unfused pipeline's
+// GEMM writes), into a shared stash; once the unit is complete the consumers write C, apply the gated
+// activation and routing probability, and quantize rowwise and columnwise with the same shared functions the
+// fused kernels and the host reference call, so the bytes equal fqQuantize of C. (Measured limits and the
+// next steps: docs/perf.md, session 16.)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
