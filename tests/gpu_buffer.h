@@ -12,6 +12,16 @@
 
 namespace fqt {
 
+// Compute capability x10 of device 0, or 0 when this machine has no CUDA device (the GPU test programs then
+// report "skipped", exit code 77).
+inline int cuda_arch_of_device0() {
+    int count = 0, major = 0, minor = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    return major * 10 + minor;
+}
+
 template <class T>
 struct DeviceBuffer {
     T* p = nullptr;

@@ -1127,15 +1127,11 @@ TEST_CASE("other architectures: the CUDA grouped GEMM is NOT_SUPPORTED off sm_90
 }
 
 int main(int argc, char** argv) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    g_arch = fqt::cuda_arch_of_device0();
+    if (g_arch == 0) {
         std::printf("skipped: no CUDA device on this machine\n");
         return 77;
     }
-    int major = 0, minor = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
-    g_arch = major * 10 + minor;
     doctest::Context ctx(argc, argv);
     if (g_arch != 90) {
         std::printf("sm_%d: fqGroupedGemm runs on sm_90 only; checking that it refuses, then reporting skipped\n", g_arch);
