@@ -18,6 +18,7 @@
 #include "common/grouped_gemm.h"
 #include "common/quantize.h"
 #include "dispatch/grouped_gemm.h"
+#include "api/error.h"
 #include "host/reference.h"
 
 using namespace fq;
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
     fqStatus_t st = run_grouped_gemm_cuda(c, nullptr, sms);
     CK(cudaDeviceSynchronize());
     std::printf("M %lld N %lld K %lld E %d gate %s: status %d\n", (long long)M, (long long)N, (long long)K, E, gate.c_str(), st);
-    if (st) return 1;
+    if (st) { std::printf("%s\n", last_error()); return 1; }
 
     int64_t fails = 0;
     if (getenv("LAB_SKIP_CHECK")) goto timing;

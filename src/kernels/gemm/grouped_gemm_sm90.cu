@@ -1,20 +1,28 @@
 // Grouped FP8 GEMM with the activation + quantization epilogue fused, for Hopper (sm_90a).
 //
-// One persistent CTA per SM walks work units. A unit is 128 rows of A (a tile anchored at a multiple of 128,
-// so columnwise blocks of the stacked rows lie inside it) x 128 output columns (one 1x128 quantization group,
-// i.e. two 128-column C tiles of gate/up pairs). For every group that owns rows of the tile, and each of the
-// two C tiles, a producer warp streams K blocks of 128 through a 4-stage TMA pipeline, and two consumer
-// warpgroups (64 rows each) multiply them with wgmma m64n128k32 and promote each block's fp32 partial sum
-// into their accumulators with the block's two scales (DeepGEMM's recipe: the tensor core's own accumulation
-// is never trusted across more than 128 of K). Each C tile goes, rounded to bf16 (what an unfused pipeline's
-// GEMM writes), into a shared stash; once the unit is complete the consumers write C, apply the gated
-// activation and routing probability, and quantize rowwise and columnwise with the same shared functions the
-// fused kernels and the host reference call, so the bytes equal fqQuantize of C. (Measured limits and the
-// next steps: docs/perf.md, session 16.)
+// Persistent CTAs, in clusters of two, walk work units. A unit is 128 rows of A (a tile anchored at a multiple
+// of 128, so columnwise blocks of the stacked rows lie inside it) x 128 output columns (one 1x128 quantization
+// group, i.e. two 128-column C tiles of gate/up pairs); the two CTAs of a cluster take the same rows and
+// neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
+// once per pair: the main loop is bound by L2 bandwidth otherwise). Warp roles:
+//  - warp 0: the producer, one thread issuing every TMA load into a 4-stage pipeline;
+//  - warpgroups 1 and 2: the consumers, 64 rows each: for every group owning rows of the unit and each C tile,
+//    wgmma m64n128k32 over K, promoting each 128-deep block's fp32 partial sum with its A (per row) and B
+//    (per 128x128 block) scales (DeepGEMM's recipe: the tensor core's own accumulation is never trusted across
+//    more than 128 of K); the tile goes, rounded to bf16 (what an unfused pipeline's GEMM writes), into a ring
+//    of three shared C-tile slots;
+//  - warps 1-3: the epilogue, one unit behind: C out, the gated activation and routing probability, rowwise
+//    and columnwise quantization with the same shared functions the fused kernels and the host reference
+//    call, so the bytes equal fqQuantize of C. It overlaps the next unit's main loop.
+// (Measured limits: docs/perf.md.)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <mutex>
+#ifdef FQ_GEMM_LAB
+#include <cstdio>
+#include <cstdlib>
+#endif
 
 #include "../../api/error.h"
 #include "../../common/activation.h"
@@ -22,6 +30,7 @@
 #include "../../common/moe.h"
 #include "../../common/quantize.h"
 #include "../../dispatch/grouped_gemm.h"
+#include "../fused_quant.cuh"
 #include "sm90.cuh"
 
 namespace fq {
@@ -30,16 +39,16 @@ namespace {
 constexpr int kTileM = 128;       // rows of a unit (two consumer warpgroups of 64)
 constexpr int kTileN = 128;       // C columns of one tile: 64 gate/up pairs
 constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A and B
-constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box
+constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
 constexpr int kStages = 4;
-// A stash row: the unit's two C tiles as bf16 (2 x 64 words), later y as fp32 (128 words), + 4 words so the
-// bf16x2 stores of a warp (8 rows x 4 quads) hit 32 distinct banks.
-constexpr int kStashWords = 2 * kTileN / 2 + 4;
-constexpr int kThreads = 384;            // warpgroup 0 produces, 1 and 2 consume
-[[maybe_unused]] constexpr int kConsumerThreads = 256;
-[[maybe_unused]] constexpr int kStashBarrier = 1;         // named barrier of the consumers (0 is __syncthreads)
-[[maybe_unused]] constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK + kTileM * sizeof(float);
+constexpr int kSlots = 3;         // C-tile slots: a unit fills two while the epilogue drains the previous unit's
+constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
+constexpr int kThreads = 384;
+constexpr int kConsumerThreads = 256;
+constexpr int kEpilogueThreads = 96;    // warps 1-3
+constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
+constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
 // B tile was loaded: two 64-row boxes (the "first" and "second" columns of 64 outputs), or one 128-row run.
@@ -52,22 +61,25 @@ enum class Pairing {
 struct SharedStorage {
     uint8_t a[kStages][kTileM * kTileK];  // 128-byte swizzled K-major tiles, as TMA writes them
     uint8_t b[kStages][kTileN * kTileK];
-    float sa[kStages][kTileM];            // A's scales of the stage's K block
-    uint32_t stash[kTileM][kStashWords];  // the unit's C (bf16 pairs), then its y (fp32), row by row
-    int32_t row_tag[kTileM];              // == the unit's tag where the row is valid in this unit
-    float row_prob[kTileM];               // the routing probability of each valid row
-    float col_amax[2][kTileN];            // columnwise 128-row blocks: the two halves' amax
-    bool col_any[2][kTileN];
-    uint64_t full[kStages], empty[kStages];
+    uint32_t slot[kSlots][kTileM][kSlotWords];  // word w of row r at w ^ slot_swizzle(r)
+    uint64_t full[kStages], empty[kStages];     // the TMA pipeline
+    uint64_t slot_full[kSlots], slot_empty[kSlots];
 };
 constexpr size_t kSmemBytes = sizeof(SharedStorage) + 1024;  // + the alignment of the tiles
+
+// Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
+// within groups of four by the row (groups of four stay contiguous for 16-byte accesses).
+__device__ __forceinline__ int slot_word(int row, int word) { return word ^ ((row & 7) << 2); }
 
 struct Params {
     int64_t m, n, h;
     int32_t groups;
-    int64_t m_tiles, unit_cols_tiles, k_blocks, n_blocks;
+    int32_t cluster;                // CTAs per cluster sharing A: 1 or 2
+    int64_t m_tiles, unit_cols_tiles, pair_cols, k_blocks, n_blocks;
     const int32_t* offsets;
     const int32_t* counts;
+    const float* a_scales;
+    int64_t a_scale_ld;
     const float* alpha;
     const float* b_scales;
     uint16_t* c_out;
@@ -83,7 +95,7 @@ struct Params {
     // Quantization (SPEC §3.2), rowwise into out/scales, columnwise into col_out/col_scales.
     QuantParams qp;
     const float* scale_ub;
-    int32_t group, col_block;
+    int32_t group, col_block, group_log2, col_block_log2;  // powers of two
     bool rowwise, columnwise, col_transpose, stash;
     uint8_t* out;
     int64_t out_ld;
@@ -97,14 +109,29 @@ struct Params {
     int64_t row_pad_end, row_groups, col_pad_end, col_groups;
 };
 
-// ---- Which rows of a tile each group owns ---------------------------------------------------------------
+// ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
+
+// The two CTAs of a cluster take units (t0, d0) with the same rows and neighbouring 128-column blocks. A CTA
+// whose block lies past the outputs still runs the pair's pipeline (its peer needs its half of A).
+struct Unit {
+    int64_t t0, d0;
+};
+__device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t rank) {
+    return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + rank) * kUnitCols};
+}
+// Every role walks the same units in the same order; the loop over pairs is written once, here.
+template <class Body>
+__device__ __forceinline__ void for_each_unit(const Params& p, uint32_t rank, Body&& body) {
+    const int64_t pairs = p.m_tiles * p.pair_cols;
+    for (int64_t pair = blockIdx.x / p.cluster; pair < pairs; pair += gridDim.x / p.cluster) body(unit_of(p, pair, rank));
+}
 
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
     return p.offsets ? contiguous_rows(p.offsets, p.counts, g, p.m) : RowRange{0, p.m, p.m};
 }
 
 // Calls visit(g, lo, hi) for each group with valid rows [lo, hi) inside rows [t0, t0 + 128), in group order.
-// Producer and consumers call it alike, so they agree on the work without talking. Offsets are non-decreasing
+// All roles call it alike, so they agree on the work without talking. Offsets are non-decreasing
 // (docs/moe.md); if they are not, some rows may be skipped, never read or written out of bounds.
 template <class Visit>
 __device__ __forceinline__ void for_each_group_in_tile(const Params& p, int64_t t0, Visit&& visit) {
@@ -140,153 +167,192 @@ __device__ __forceinline__ BoxRows box_rows(const Params& p, int64_t d) {
     }
 }
 
-// bf16 C value at tile column `col` of tile `t` of a stash row.
-[[maybe_unused]] __device__ __forceinline__ float stash_c(const uint32_t* srow, int t, int col) {
-    const uint32_t w = srow[t * (kTileN / 2) + col / 2];
-    return bf16_to_float(uint16_t(col & 1 ? w >> 16 : w & 0xFFFF));
-}
-
-// ---- The deferred epilogue: C rows, y, rowwise and columnwise quantization, in steps ---------------------
 #ifdef FQ_SM90A
 using sm90::named_barrier;
 
-// The unit whose C sits in the stash, and how far its epilogue is.
-struct Pending {
-    int64_t t0 = 0, d0 = 0;
-    int32_t tag = -1;
-    int step = 1 << 30;  // >= kEpilogueSteps: nothing pending
-};
-constexpr int kRowSteps = kTileM / 8;  // a row per consumer warp per step
-constexpr int kColQuarters = 4;        // columnwise: amax over 16-row slices of each thread's 64 rows, then codes
-constexpr int kEpilogueSteps = kRowSteps + 2 * kColQuarters;
+// ---- The epilogue: one unit from its two slots ---------------------------------------------------------------
 
-// A consumer thread's columnwise share: column c = ctid % 128, rows [64h, 64h + 64) with h = ctid / 128, which
-// hold two 32-row blocks or half of a 128-row block.
-struct ColumnState {
-    float amax[2];
-    bool any[2];
-    float scale[2], inv[2];
-};
-
-// y of the four outputs 4l .. 4l+3 of a unit row (lane l), with the activation fixed at compile time so the four
-// evaluations interleave.
-template <Pairing P, Act A>
-__device__ __forceinline__ void y4(const Params& p, const uint32_t* srow, int lane, float prob, float (&y)[4]) {
+// The gate and up inputs (bf16 C) of the four outputs i0 .. i0+3 of a C tile (i0 a multiple of 4), from the
+// tile's slot row: two 8-byte reads, or one 16-byte read for adjacent pairs.
+template <Pairing P>
+__device__ __forceinline__ void gate_up4(const Params& p, const uint32_t* srow, int row, int i0, float (&g)[4],
+                                         float (&u)[4]) {
+    auto lo = [](uint32_t w) { return __uint_as_float(w << 16); };
+    auto hi = [](uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); };
+    float first[4], second[4];
+    if constexpr (P == Pairing::Adjacent) {  // output i <- columns 2i, 2i + 1: words i0 .. i0+3
+        const uint4 w = *reinterpret_cast<const uint4*>(srow + slot_word(row, i0));
+        const uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) { first[k] = lo(ws[k]); second[k] = hi(ws[k]); }
+    } else {  // Halves: columns i and 64 + i; Blocks32: 64b + r and 64b + 32 + r (four never cross a block)
+        const int c0 = P == Pairing::Halves ? i0 : (i0 / 32) * 64 + i0 % 32;
+        const int c1 = c0 + (P == Pairing::Halves ? kHalfN : 32);
+        const uint2 a = *reinterpret_cast<const uint2*>(srow + slot_word(row, c0 / 2));
+        const uint2 b = *reinterpret_cast<const uint2*>(srow + slot_word(row, c1 / 2));
+        first[0] = lo(a.x); first[1] = hi(a.x); first[2] = lo(a.y); first[3] = hi(a.y);
+        second[0] = lo(b.x); second[1] = hi(b.x); second[2] = lo(b.y); second[3] = hi(b.y);
+    }
+    const bool gate_first = p.order == GateOrder::GateFirst;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-        const int o = 4 * lane + k, t = o / kHalfN, i = o % kHalfN;
-        int first = i, second = kHalfN + i;  // Halves
-        if constexpr (P == Pairing::Adjacent) { first = 2 * i; second = 2 * i + 1; }
-        if constexpr (P == Pairing::Blocks32) { first = (i / 32) * 64 + i % 32; second = first + 32; }
-        const float a = stash_c(srow, t, first), b = stash_c(srow, t, second);
-        const bool gate_first = p.order == GateOrder::GateFirst;
-        const float v = activate_gated(A, gate_first ? a : b, gate_first ? b : a, p.rounding, InType::Bf16, p.swiglu);
-        y[k] = p.prob ? prob * v : v;
+        g[k] = gate_first ? first[k] : second[k];
+        u[k] = gate_first ? second[k] : first[k];
     }
 }
 
-template <Pairing P>
-__device__ __forceinline__ void y4_of(const Params& p, const uint32_t* srow, int lane, float prob, float (&y)[4]) {
-    switch (p.act) {
-        case Act::Silu: return y4<P, Act::Silu>(p, srow, lane, prob, y);
-        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, lane, prob, y);
-        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, lane, prob, y);
-        case Act::Relu: return y4<P, Act::Relu>(p, srow, lane, prob, y);
-        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, lane, prob, y);
-        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, lane, prob, y);
-        default: return y4<P, Act::Identity>(p, srow, lane, prob, y);
+// act(g) * u (SPEC §2) of four outputs, the activation fixed at compile time. SiLU and SwiGLU-OAI take the
+// fused kernels' fast path (silu_fast.cuh: the same bits) where all four inputs are inside its range and the
+// intermediates are fp32; everything else goes through the shared exact code.
+template <Act A>
+__device__ __forceinline__ void activate4(const Params& p, const float (&g)[4], const float (&u)[4], float (&y)[4]) {
+    bool fast = p.rounding == Rounding::Fp32 && (A == Act::Silu || A == Act::SwigluOai);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (A == Act::Silu) fast = fast && fabsf(g[k]) <= cuda::kSiluInsideLimit;  // NaN fails
+        if constexpr (A == Act::SwigluOai) fast = fast && cuda::swiglu_inside_all(fabsf(g[k]), fabsf(u[k]), p.swiglu);
     }
-}
-
-// Step `st.step` of the pending unit's epilogue, by all 256 consumer threads together (the barriers inside are
-// reached by every consumer at the same step).
-template <Pairing P>
-__device__ __forceinline__ void epilogue_step(const Params& p, SharedStorage& s, const Pending& st, ColumnState& cs,
-                                           int ctid, float ub) {
-    const int lane = ctid % 32;
-    if (st.step < kRowSteps) {  // ---- row r: C out, y (written back over the row as fp32), y out, rowwise codes
-        const int r = ctid / 32 + 8 * st.step;
-        if (s.row_tag[r] != st.tag) return;
-        const int64_t row = st.t0 + r;
-        uint32_t* srow = s.stash[r];
-        const int64_t d_tile = st.d0 + kHalfN * (lane / 16);  // C: lane l holds tile columns 8(l%16)..+7 of tile l/16
-        if (p.c_out && d_tile < p.h) {
-            const BoxRows rows = box_rows<P>(p, d_tile);
-            const int jt = 8 * (lane % 16);
-            const int64_t col = jt < kHalfN ? rows.first + jt : rows.second + (jt - kHalfN);
-            *reinterpret_cast<uint4*>(p.c_out + row * p.n + col) = *reinterpret_cast<const uint4*>(srow + 4 * lane);
-        }
-        const int64_t col = st.d0 + 4 * lane;
-        const bool in = col < p.h;
-        float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (in) y4_of<P>(p, srow, lane, s.row_prob[r], y);
-        __syncwarp();
-        *reinterpret_cast<float4*>(srow + 4 * lane) = make_float4(y[0], y[1], y[2], y[3]);
-        if (p.d_out && in) {
-            const uint32_t lo = uint32_t(float_to_bf16(y[0])) | (uint32_t(float_to_bf16(y[1])) << 16);
-            const uint32_t hi = uint32_t(float_to_bf16(y[2])) | (uint32_t(float_to_bf16(y[3])) << 16);
-            *reinterpret_cast<uint2*>(p.d_out + row * p.h + col) = make_uint2(lo, hi);
-        }
-        if (!p.rowwise) return;
-        float amax = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+    if (fast) {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) amax = fmaxf(amax, fabsf(y[k]));
-        for (int off = p.group / 8; off >= 1; off /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
-        if (!in) return;
-        const float sc = group_scale(amax, ub, p.qp), inv = 1.0f / sc;
-        uint32_t q = 0;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) q |= uint32_t(quantize_value(y[k], sc, inv, p.qp)) << (8 * k);
-        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
-        if (lane % (p.group / 4) == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col / p.group)) = sc;
+        for (int k = 0; k < 4; ++k) {
+            if constexpr (A == Act::Silu) y[k] = cuda::silu_inside(g[k]) * u[k];
+            if constexpr (A == Act::SwigluOai) y[k] = cuda::swiglu_gate_inside(g[k], p.swiglu) * cuda::swiglu_up_inside(u[k], p.swiglu);
+        }
         return;
     }
-    if (!p.columnwise) return;
-    // ---- columnwise: thread (c, h) walks rows [64h, 64h + 64) of column c in quarters of 16 rows
-    const int c = ctid % kUnitCols, h = ctid / kUnitCols;
-    const int64_t col = st.d0 + c;
-    const auto* ys = reinterpret_cast<const float(*)[kStashWords]>(s.stash);
-    const bool wide = p.col_block == kTileM;  // one 128-row block over both halves: amax shared through smem
-    int quarter = st.step - kRowSteps;
-    if (quarter == 0) {
-        named_barrier(kStashBarrier, kConsumerThreads);  // every row's y is in the stash
-        cs.amax[0] = cs.amax[1] = 0.0f;
-        cs.any[0] = cs.any[1] = false;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) y[k] = activate_gated(A, g[k], u[k], p.rounding, InType::Bf16, p.swiglu);
+}
+
+// y of the four outputs 4l .. 4l+3 of a unit row (lane l; they lie in C tile l / 16).
+template <Pairing P, Act A>
+__device__ __forceinline__ void y4(const Params& p, const uint32_t* srow, int row, int lane, float prob, float (&y)[4]) {
+    float g[4], u[4];
+    gate_up4<P>(p, srow, row, 4 * (lane % 16), g, u);
+    activate4<A>(p, g, u, y);
+    if (p.prob)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) y[k] = prob * y[k];
+}
+
+template <Pairing P>
+__device__ __forceinline__ void y4_of(const Params& p, const uint32_t* srow, int row, int lane, float prob, float (&y)[4]) {
+    switch (p.act) {
+        case Act::Silu: return y4<P, Act::Silu>(p, srow, row, lane, prob, y);
+        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, row, lane, prob, y);
+        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, row, lane, prob, y);
+        case Act::Relu: return y4<P, Act::Relu>(p, srow, row, lane, prob, y);
+        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, row, lane, prob, y);
+        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, row, lane, prob, y);
+        default: return y4<P, Act::Identity>(p, srow, row, lane, prob, y);
     }
-    const bool encode = quarter >= kColQuarters;
-    if (encode) quarter -= kColQuarters;
-    if (encode && quarter == 0) {
-        if (wide) {  // combine the halves of the one block
-            float* shared_amax = s.col_amax[0];
-            bool* shared_any = s.col_any[0];
-            shared_amax[ctid] = cs.amax[0];
-            shared_any[ctid] = cs.any[0];
-            named_barrier(kStashBarrier, kConsumerThreads);
-            const int other = ctid ^ kUnitCols;
-            cs.amax[0] = fmaxf(cs.amax[0], shared_amax[other]);
-            cs.any[0] = cs.any[0] || shared_any[other];
-        }
-        for (int b = 0; b < (wide ? 1 : 2); ++b) {
-            if (!cs.any[b] || col >= p.h) continue;  // a block with no valid row writes neither data nor scale
-            cs.scale[b] = group_scale(cs.amax[b], ub, p.qp);
-            cs.inv[b] = 1.0f / cs.scale[b];
-            const int r_lo = wide ? 0 : 64 * h + 32 * b;
-            if (!wide || h == 0)
-                *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, col, (st.t0 + r_lo) / p.col_block)) = cs.scale[b];
+}
+
+// y / s (or y * (1/s) under MULTIPLY_RECIPROCAL) as the quantizer's code (SPEC §3.2), with the fused kernels'
+// three-instruction quotient where it is exact (`amax` bounds |y|) and the hardware fp8 conversion: the same
+// byte as quantize_value.
+__device__ __forceinline__ float scaled(float y, const cuda::Divisor& d, bool in_range, const QuantParams& q) {
+    return q.reciprocal ? y * d.r : (in_range ? cuda::quotient(y, d) : y / d.s);
+}
+__device__ __forceinline__ uint32_t encode_byte(float v, const QuantParams& q) {
+    if (q.out == DType::E4M3FN) return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+    if (q.out == DType::E5M2) return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
+    return encode_scaled(q.out, v);
+}
+
+// Row r of unit u, by one warp: C out, y (written back over the row as fp32 when columnwise codes follow),
+// y out, rowwise codes and scales. tile0/tile1: the unit's slots holding its two C tiles; prob: the row's
+// routing probability.
+template <Pairing P>
+__device__ __forceinline__ void epilogue_row(const Params& p, const Unit& u, uint32_t* tile0, uint32_t* tile1, int r,
+                                             int lane, float prob, float ub) {
+    const int64_t row = u.t0 + r;
+    const int t = lane / 16;
+    uint32_t* srow = (t == 0 ? tile0 : tile1) + r * kSlotWords;
+    const int word = slot_word(r, 4 * (lane % 16));  // this lane's 16 bytes of C, and later its four y
+    const int64_t d_tile = u.d0 + kHalfN * t;
+    if (p.c_out && d_tile < p.h) {  // C: lane l holds tile columns 8(l%16) .. +7 of tile t
+        const BoxRows rows = box_rows<P>(p, d_tile);
+        const int jt = 8 * (lane % 16);
+        const int64_t col = jt < kHalfN ? rows.first + jt : rows.second + (jt - kHalfN);
+        *reinterpret_cast<uint4*>(p.c_out + row * p.n + col) = *reinterpret_cast<const uint4*>(srow + word);
+    }
+    const int64_t col = u.d0 + 4 * lane;
+    const bool in = col < p.h;
+    if (!p.d_out && !p.rowwise && !p.columnwise) return;
+    float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (in) y4_of<P>(p, srow, r, lane, prob, y);
+    if (p.columnwise) {
+        __syncwarp();  // every lane has read its C
+        *reinterpret_cast<float4*>(srow + word) = make_float4(y[0], y[1], y[2], y[3]);
+    }
+    if (p.d_out && in) {
+        const uint32_t lo = uint32_t(float_to_bf16(y[0])) | (uint32_t(float_to_bf16(y[1])) << 16);
+        const uint32_t hi = uint32_t(float_to_bf16(y[2])) | (uint32_t(float_to_bf16(y[3])) << 16);
+        *reinterpret_cast<uint2*>(p.d_out + row * p.h + col) = make_uint2(lo, hi);
+    }
+    if (!p.rowwise) return;
+    float amax = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+#pragma unroll
+    for (int k = 0; k < 4; ++k) amax = fmaxf(amax, fabsf(y[k]));
+    for (int off = p.group / 8; off >= 1; off /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    if (!in) return;
+    const float sc = group_scale(amax, ub, p.qp);
+    const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
+    const bool in_range = cuda::quotient_in_range(amax, d);
+    uint32_t q = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) q |= encode_byte(scaled(y[k], d, in_range, p.qp), p.qp) << (8 * k);
+    *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
+    if (lane % (p.group / 4) == 0)
+        *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
+}
+
+// Rows of a unit some group owns, as a 128-bit mask (four registers; selects rather than an indexed array,
+// which would live in local memory).
+struct RowMask {
+    uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+    __device__ __forceinline__ void add(int lo, int hi) {  // rows [lo, hi) of the unit
+        uint32_t* w[4] = {&w0, &w1, &w2, &w3};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int a = max(lo, 32 * i), b = min(hi, 32 * i + 32);
+            if (a < b) *w[i] |= (b - a == 32 ? ~0u : ((1u << (b - a)) - 1)) << (a - 32 * i);
         }
     }
-    if (col >= p.h) return;
-    const int r_lo = 64 * h + 16 * quarter;
-    const int b = wide ? 0 : (16 * quarter) / 32;  // which of the thread's two 32-row blocks
-    for (int r = r_lo; r < r_lo + 16; ++r) {
-        if (s.row_tag[r] != st.tag) continue;
-        const float v = ys[r][c];
-        if (!encode) {
-            cs.any[b] = true;
-            cs.amax[b] = fmaxf(cs.amax[b], fabsf(v));
-        } else {
-            const int64_t row = st.t0 + r;
-            p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] = quantize_value(v, cs.scale[b], cs.inv[b], p.qp);
+    __device__ __forceinline__ bool operator[](int r) const {
+        const uint32_t w = r < 64 ? (r < 32 ? w0 : w1) : (r < 96 ? w2 : w3);
+        return w >> (r % 32) & 1;
+    }
+};
+
+// Columnwise blocks of the unit (y in the slots as fp32): item = (column c, block b of col_block rows).
+__device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u, const uint32_t* tile0,
+                                                 const uint32_t* tile1, const RowMask& valid, int etid, float ub) {
+    const int blocks = kTileM / p.col_block;
+    for (int item = etid; item < kUnitCols * blocks; item += kEpilogueThreads) {
+        const int c = item % kUnitCols, r_lo = (item / kUnitCols) * p.col_block;
+        const int64_t col = u.d0 + c;
+        if (col >= p.h) continue;
+        const float* y = reinterpret_cast<const float*>(c < kHalfN ? tile0 : tile1);
+        const int i = c % kHalfN;
+        float amax = 0.0f;
+        bool any = false;
+        for (int r = r_lo; r < r_lo + p.col_block; ++r) {
+            if (!valid[r]) continue;
+            any = true;
+            amax = fmaxf(amax, fabsf(y[r * kSlotWords + slot_word(r, i)]));
+        }
+        if (!any) continue;  // a block with no valid row writes neither data nor scale
+        const float sc = group_scale(amax, ub, p.qp);
+        const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
+        const bool in_range = cuda::quotient_in_range(amax, d);
+        *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, col, (u.t0 + r_lo) >> p.col_block_log2)) = sc;
+        for (int r = r_lo; r < r_lo + p.col_block; ++r) {
+            if (!valid[r]) continue;
+            const int64_t row = u.t0 + r;
+            p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] =
+                uint8_t(encode_byte(scaled(y[r * kSlotWords + slot_word(r, i)], d, in_range, p.qp), p.qp));
         }
     }
 }
@@ -298,154 +364,209 @@ __device__ __forceinline__ void epilogue_step(const Params& p, SharedStorage& s,
 template <Pairing P>
 __global__ void __launch_bounds__(kThreads, 1)
     grouped_gemm_sm90(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_a,
-                      const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_sa) {
+                      const __grid_constant__ CUtensorMap map_b) {
 #ifdef FQ_SM90A
     using namespace sm90;
     // The 128-byte swizzle repeats every 1024 bytes of shared address: the tiles start on such a boundary (an
     // offset from the array itself, so the compiler still knows the storage is shared memory).
     extern __shared__ uint8_t smem_raw[];
     auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
-    const int warpgroup = threadIdx.x / 128;
-    const int64_t units = p.m_tiles * p.unit_cols_tiles;
+    const int warp_id = threadIdx.x / 32;
+    const uint32_t rank = p.cluster > 1 ? cluster_rank() : 0;
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
-            mbar_init(&s.full[i], 1);                        // the producer's expect_tx arrival
-            mbar_init(&s.empty[i], kConsumerThreads / 32);   // one arrival per consumer warp
+            mbar_init(&s.full[i], 1);                                   // the producer's expect_tx arrival
+            mbar_init(&s.empty[i], p.cluster * kConsumerThreads / 32);  // each consumer warp of the cluster
+        }
+        for (int i = 0; i < kSlots; ++i) {
+            mbar_init(&s.slot_full[i], kConsumerThreads);
+            mbar_init(&s.slot_empty[i], kEpilogueThreads);
         }
         fence_barrier_init();
     }
-    for (int i = threadIdx.x; i < kTileM; i += kThreads) s.row_tag[i] = -1;
-    __syncthreads();
+    if (p.cluster > 1) cluster_sync();  // the peer's barriers exist before anything lands on them
+    else __syncthreads();
 
-    if (warpgroup == 0) {  // ---- producer: one thread issues every TMA load --------------------------------
-        regs_release<40>();
-        if (threadIdx.x != 0) return;
-        tma_prefetch_descriptor(&map_a);
-        tma_prefetch_descriptor(&map_b);
-        tma_prefetch_descriptor(&map_sa);
+    // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
+    // epilogue) gives back enough for the consumers' 64 accumulators + 64 promoted sums: 104 + 2 x 200 = 3 x 168.
+    if (warp_id < 4) {
+        regs_release<104>();
+        if (warp_id == 0) {  // ---- producer: one thread issues every TMA load -----------------------------
+            if (threadIdx.x == 0) {
+                tma_prefetch_descriptor(&map_a);
+                tma_prefetch_descriptor(&map_b);
+                int stage = 0;
+                uint32_t phase = 0;
+                for_each_unit(p, rank, [&](const Unit& u) {
+                    for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t, int64_t) {
+                        for (int t = 0; t < 2; ++t) {
+                            const int64_t d = u.d0 + kHalfN * t;
+                            const BoxRows rows = box_rows<P>(p, d < p.h ? d : 0);  // a dead tile loads any B
+                            const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
+                            for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
+                                mbar_wait(&s.empty[stage], phase ^ 1);
+                                mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
+                                const int32_t k = int32_t(kb * kTileK);
+                                if (p.cluster == 1) {
+                                    tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
+                                    tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
+                                } else {  // this CTA's half of A, to both
+                                    tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
+                                                          int32_t(u.t0 + rank * kHalfN), 0x3);
+                                }
+                                tma_load_2d(s.b[stage], &map_b, &s.full[stage], k, b0);
+                                tma_load_2d(s.b[stage] + kHalfN * kTileK, &map_b, &s.full[stage], k, b1);
+                                if (++stage == kStages) { stage = 0; phase ^= 1; }
+                            }
+                        }
+                    });
+                });
+            }
+        } else if (p.stash) {  // ---- epilogue warps: each unit once its two slots are full ----------------
+            const int etid = threadIdx.x - 32, lane = etid % 32, ewarp = etid / 32;
+            const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN: no upper bound
+            if (blockIdx.x == 0) {  // scale padding (rows past the logical ones) is written with 0, as fqQuantize does
+                if (p.rowwise)
+                    for (int64_t i = etid; i < (p.row_pad_end - p.m) * p.row_groups; i += kEpilogueThreads)
+                        *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, p.m + i / p.row_groups, i % p.row_groups)) = 0.0f;
+                if (p.columnwise)
+                    for (int64_t i = etid; i < (p.col_pad_end - p.h) * p.col_groups; i += kEpilogueThreads)
+                        *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
+            }
+            int64_t filled = 0;  // C tiles taken from the ring so far
+            for_each_unit(p, rank, [&](const Unit& u) {
+                RowMask valid;  // rows of the unit some group owns
+                bool any = false;
+                for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
+                    any = true;
+                    valid.add(int(lo - u.t0), int(hi - u.t0));
+                });
+                if (!any) return;
+                uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
+                uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
+                mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
+                mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
+                // Warp w takes rows w, w + 3, ...; lane l loads the routing probabilities of its warp's rows
+                // l and l + 32 (in that order) ahead, so no row waits on a global load.
+                constexpr int kWarps = kEpilogueThreads / 32;
+                float prob[2] = {1.0f, 1.0f};
+                if (p.prob)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = ewarp + kWarps * (lane + 32 * h);
+                        if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
+                    }
+                for (int j = 0; ewarp + kWarps * j < kTileM; ++j) {
+                    const int r = ewarp + kWarps * j;
+                    const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
+                    if (valid[r]) epilogue_row<P>(p, u, tile0, tile1, r, lane, row_prob, ub);
+                }
+                if (p.columnwise) {
+                    named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
+                    epilogue_columns(p, u, tile0, tile1, valid, etid, ub);
+                }
+                for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
+                filled += 2;
+            });
+        }
+    } else {
+        // ---- consumers ------------------------------------------------------------------------------------------
+        regs_acquire<200>();
+        const int ctid = threadIdx.x - 128;             // 0..255
+        const int half = ctid / 128;                    // rows 64*half .. 64*half + 63 of the tile
+        const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
+        const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
         int stage = 0;
         uint32_t phase = 0;
-        for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
-            const int64_t t0 = (u / p.unit_cols_tiles) * kTileM, d0 = (u % p.unit_cols_tiles) * kUnitCols;
-            for_each_group_in_tile(p, t0, [&](int32_t g, int64_t, int64_t) {
-                for (int64_t d = d0; d < min(d0 + kUnitCols, p.h); d += kHalfN) {
+        int64_t filled = 0;  // C tiles put into the ring so far
+        auto release_stage = [&] {
+            if (lane == 0) {
+                if (p.cluster == 1) {
+                    mbar_arrive(&s.empty[stage]);
+                } else {
+                    mbar_arrive_cluster(&s.empty[stage], 0);
+                    mbar_arrive_cluster(&s.empty[stage], 1);
+                }
+            }
+            if (++stage == kStages) { stage = 0; phase ^= 1; }
+        };
+        for_each_unit(p, rank, [&](const Unit& u) {
+            bool any = false;
+            uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
+            auto acquire = [&](int t) {  // the slot of C tile t, once the epilogue has drained it
+                if (owned >> t & 1) return;
+                const int64_t k = filled + t;
+                mbar_wait(&s.slot_empty[k % kSlots], (uint32_t(k / kSlots) & 1) ^ 1);
+                owned |= 1u << t;
+            };
+            for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
+                any = true;
+                const float alpha = p.alpha ? p.alpha[g] : 1.0f;
+                const int64_t r0 = u.t0 + row_local, r1 = r0 + 8;
+                const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
+                for (int t = 0; t < 2; ++t) {
+                    const int64_t d = u.d0 + kHalfN * t;
+                    if (d >= p.h) {  // a dead tile: the stages still pass through (the peer shares A)
+                        for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
+                            mbar_wait(&s.full[stage], phase);
+                            release_stage();
+                        }
+                        continue;
+                    }
                     const BoxRows rows = box_rows<P>(p, d);
-                    const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
+                    const float* sb0 = p.b_scales + (g * p.n_blocks + rows.first / kTileK) * p.k_blocks;
+                    const float* sb1 = p.b_scales + (g * p.n_blocks + rows.second / kTileK) * p.k_blocks;
+
+                    // ---- main loop: C tile [128 x 128] over K, promoted every 128 of K -------------------------
+                    float total[64], acc[64];
+#pragma unroll
+                    for (int i = 0; i < 64; ++i) total[i] = 0.0f;
                     for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
-                        mbar_wait(&s.empty[stage], phase ^ 1);
-                        mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
-                        const int32_t k = int32_t(kb * kTileK);
-                        tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(t0));
-                        tma_load_2d(s.b[stage], &map_b, &s.full[stage], k, b0);
-                        tma_load_2d(s.b[stage] + kHalfN * kTileK, &map_b, &s.full[stage], k, b1);
-                        tma_load_2d(s.sa[stage], &map_sa, &s.full[stage], int32_t(t0), int32_t(kb));
-                        if (++stage == kStages) { stage = 0; phase ^= 1; }
+                        const float b_first = __ldg(sb0 + kb), b_second = __ldg(sb1 + kb);
+                        const float* sa = p.a_scales + kb * p.a_scale_ld;  // rows nobody owns are not read
+                        const float a0 = valid0 ? __ldg(sa + r0) : 0.0f, a1 = valid1 ? __ldg(sa + r1) : 0.0f;
+                        mbar_wait(&s.full[stage], phase);
+                        const uint64_t desc_a = smem_descriptor_sw128(s.a[stage] + half * 64 * kTileK);
+                        const uint64_t desc_b = smem_descriptor_sw128(s.b[stage]);
+                        wgmma_fence();
+                        fence_operands(acc);
+#pragma unroll
+                        for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
+                            wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+                        wgmma_commit();
+                        wgmma_wait<0>();
+                        fence_operands(acc);
+                        release_stage();
+                        // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
+                        const float scale[2][2] = {{a0 * b_first, a0 * b_second}, {a1 * b_first, a1 * b_second}};
+#pragma unroll
+                        for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
+                    }
+                    if (!p.stash) continue;
+
+                    // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into the tile's slot,
+                    // in the tile's column order (the epilogue resolves the pairs)
+                    acquire(t);
+                    uint32_t(*slot)[kSlotWords] = s.slot[(filled + t) % kSlots];
+#pragma unroll
+                    for (int i = 0; i < 64; i += 2) {
+                        const int r = row_local + 8 * ((i >> 1) & 1);
+                        if ((i >> 1) & 1 ? valid1 : valid0)
+                            slot[r][slot_word(r, 4 * (i / 4) + quad)] =
+                                uint32_t(float_to_bf16(total[i] * alpha)) | (uint32_t(float_to_bf16(total[i + 1] * alpha)) << 16);
                     }
                 }
             });
-        }
-        return;
-    }
-
-    // ---- consumers ------------------------------------------------------------------------------------------
-    regs_acquire<232>();
-    const int ctid = threadIdx.x - 128;             // 0..255
-    const int half = ctid / 128;                    // rows 64*half .. 64*half + 63 of the tile
-    const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
-    const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
-    const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN: no upper bound
-
-    if (blockIdx.x == 0) {  // scale padding (rows past the logical ones) is written with 0, as fqQuantize does
-        if (p.rowwise)
-            for (int64_t i = ctid; i < (p.row_pad_end - p.m) * p.row_groups; i += kConsumerThreads)
-                *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, p.m + i / p.row_groups, i % p.row_groups)) = 0.0f;
-        if (p.columnwise)
-            for (int64_t i = ctid; i < (p.col_pad_end - p.h) * p.col_groups; i += kConsumerThreads)
-                *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
-    }
-
-    // The epilogue of a unit runs in steps (a row per warp, then the columnwise blocks) once the next unit's
-    // first C tile is computed, just before it overwrites the stash (and after the last unit). Issuing the steps
-    // between a K block's wgmma and its wait, to overlap them with the MMAs, measured slower (docs/perf.md).
-    Pending pending;
-    ColumnState col_state;
-    auto step = [&] {
-        epilogue_step<P>(p, s, pending, col_state, ctid, ub);
-        ++pending.step;
-    };
-    auto finish_pending = [&] {
-        while (pending.step < kEpilogueSteps) step();
-        named_barrier(kStashBarrier, kConsumerThreads);  // every read of the stash is done
-    };
-
-    int stage = 0;
-    uint32_t phase = 0;
-    int32_t tag = 0;
-    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
-        const int64_t t0 = (u / p.unit_cols_tiles) * kTileM, d0 = (u % p.unit_cols_tiles) * kUnitCols;
-        bool any = false;
-        for_each_group_in_tile(p, t0, [&](int32_t g, int64_t lo, int64_t hi) {
-            const float alpha = p.alpha ? p.alpha[g] : 1.0f;
-            const int64_t r0 = t0 + row_local, r1 = r0 + 8;
-            const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
-            const float prob0 = p.prob && valid0 ? p.prob[r0] : 1.0f, prob1 = p.prob && valid1 ? p.prob[r1] : 1.0f;
-            for (int64_t d = d0; d < min(d0 + kUnitCols, p.h); d += kHalfN) {
-                const BoxRows rows = box_rows<P>(p, d);
-                const float* sb0 = p.b_scales + (g * p.n_blocks + rows.first / kTileK) * p.k_blocks;
-                const float* sb1 = p.b_scales + (g * p.n_blocks + rows.second / kTileK) * p.k_blocks;
-
-                // ---- main loop: C tile [128 x 128] over K, promoted every 128 of K -------------------------
-                float total[64], acc[64];
-#pragma unroll
-                for (int i = 0; i < 64; ++i) total[i] = 0.0f;
-                for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
-                    const float b_first = __ldg(sb0 + kb), b_second = __ldg(sb1 + kb);
-                    mbar_wait(&s.full[stage], phase);
-                    const float a0 = s.sa[stage][row_local], a1 = s.sa[stage][row_local + 8];
-                    const uint64_t desc_a = smem_descriptor_sw128(s.a[stage] + half * 64 * kTileK);
-                    const uint64_t desc_b = smem_descriptor_sw128(s.b[stage]);
-                    wgmma_fence();
-                    fence_operands(acc);
-#pragma unroll
-                    for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
-                        wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
-                    wgmma_commit();
-                    wgmma_wait<0>();
-                    fence_operands(acc);
-                    if (lane == 0) mbar_arrive(&s.empty[stage]);
-                    if (++stage == kStages) { stage = 0; phase ^= 1; }
-                    // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
-                    const float scale[2][2] = {{a0 * b_first, a0 * b_second}, {a1 * b_first, a1 * b_second}};
-#pragma unroll
-                    for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
-                }
-                if (!p.stash) continue;
-                if (!any) finish_pending();  // the unit's first tile: the stash must be free
-                any = true;
-
-                // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into the stash: tile t of
-                // the unit in words [64t, 64t + 64) of each row, in the tile's column order (pairs resolved later)
-                const int word0 = int(d - d0);
-#pragma unroll
-                for (int i = 0; i < 64; i += 2) {
-                    const bool second_row = (i >> 1) & 1;
-                    if (second_row ? valid1 : valid0)
-                        s.stash[row_local + 8 * second_row][word0 + 4 * (i / 4) + quad] =
-                            uint32_t(float_to_bf16(total[i] * alpha)) | (uint32_t(float_to_bf16(total[i + 1] * alpha)) << 16);
-                }
-                if (quad == 0) {
-                    if (valid0) { s.row_tag[row_local] = tag; s.row_prob[row_local] = prob0; }
-                    if (valid1) { s.row_tag[row_local + 8] = tag; s.row_prob[row_local + 8] = prob1; }
-                }
+            if (!any || !p.stash) return;
+            for (int t = 0; t < 2; ++t) {  // hand both tiles to the epilogue (a dead tile's slot passes empty)
+                acquire(t);
+                mbar_arrive(&s.slot_full[(filled + t) % kSlots]);
             }
+            filled += 2;
         });
-        if (!any) continue;
-        named_barrier(kStashBarrier, kConsumerThreads);  // the unit's C is in the stash
-        pending = Pending{t0, d0, tag, 0};
-        ++tag;
     }
-    finish_pending();
+    if (p.cluster > 1) cluster_sync();  // no CTA leaves while its peer may still signal its barriers
 #endif
 }
 
@@ -488,9 +609,10 @@ fqStatus_t make_map(EncodeTiled encode, CUtensorMap* map, const char* what, cons
     return FQ_STATUS_SUCCESS;
 }
 
+// Launches the persistent grid on at most `sm_count` SMs, in clusters of two sharing A where
+// the unit columns pair up and the device can co-schedule enough pairs.
 template <Pairing P>
-fqStatus_t launch(const Params& p, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& sa, int grid,
-                  cudaStream_t stream) {
+fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
     static std::once_flag once;
     static cudaError_t attr = cudaSuccess;
     std::call_once(once, [] {
@@ -499,10 +621,58 @@ fqStatus_t launch(const Params& p, const CUtensorMap& a, const CUtensorMap& b, c
     if (attr != cudaSuccess)
         return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
                     cudaGetErrorString(attr));
-    grouped_gemm_sm90<P><<<grid, kThreads, kSmemBytes, stream>>>(p, a, b, sa);
-    const cudaError_t e = cudaGetLastError();
+    cudaLaunchConfig_t cfg{};
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kSmemBytes;
+    cfg.stream = stream;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+
+    // How many pairs the device holds at once (fewer than sm_count / 2 where its GPCs have odd SM counts);
+    // asked once per SM count.
+    static std::mutex mu;
+    static int cached_sms = -1, cached_pairs = 0;
+    int max_pairs = 0;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (cached_sms != sm_count) {
+            cfg.gridDim = dim3(2 * unsigned(sm_count / 2));
+            cluster.val.clusterDim.x = 2;
+            cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+            cfg.attrs = &cluster;
+            cfg.numAttrs = 1;
+            int n = 0;
+            if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P>, &cfg) != cudaSuccess) {
+                (void)cudaGetLastError();
+                n = 0;
+            }
+            cached_sms = sm_count;
+            cached_pairs = n;
+        }
+        max_pairs = cached_pairs;
+    }
+    p.cluster = p.unit_cols_tiles >= 2 && max_pairs > 0 ? 2 : 1;
+#ifdef FQ_GEMM_LAB  // the kernel lab may force the cluster size and reports the launch
+    if (const char* force = std::getenv("LAB_CLUSTER")) p.cluster = std::atoi(force);
+    std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
+#endif
+    p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
+    const int64_t pairs = p.m_tiles * p.pair_cols;
+    const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
+    cfg.gridDim = dim3(unsigned(p.cluster * (pairs < slots ? pairs : slots)));
+    cluster.val.clusterDim.x = unsigned(p.cluster);
+    cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, grouped_gemm_sm90<P>, p, a, b);
     if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
     return FQ_STATUS_SUCCESS;
+}
+
+int32_t log2_of(int64_t v) {  // v a power of two (the refusal admits no other group or block)
+    int32_t l = 0;
+    while ((int64_t(1) << (l + 1)) <= v) ++l;
+    return l;
 }
 
 constexpr bool built_with_sm90a() {
@@ -532,6 +702,8 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.n_blocks = c.n_blocks();
     p.offsets = c.offsets;
     p.counts = c.counts;
+    p.a_scales = c.a_scales;
+    p.a_scale_ld = c.a_scale_ld;
     p.alpha = c.alpha;
     p.b_scales = c.b_scales;
     p.c_out = c.c_out;
@@ -547,6 +719,8 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.scale_ub = e.scale_ub;
     p.group = int32_t(e.group);
     p.col_block = int32_t(e.col_block);
+    p.group_log2 = log2_of(p.group);
+    p.col_block_log2 = log2_of(p.col_block);
     p.rowwise = c.quantize && e.rowwise();
     p.columnwise = c.quantize && e.columnwise();
     p.col_transpose = e.col_transpose;
@@ -565,21 +739,17 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
 
     EncodeTiled encode = nullptr;
     FQ_TRY(encode_tiled_fn(&encode));
-    CUtensorMap map_a{}, map_b{}, map_sa{};
-    FQ_TRY(make_map(encode, &map_a, "a", c.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, c.m, c.k, c.lda, kTileM, kTileK,
+    CUtensorMap map_a{}, map_b{};
+    FQ_TRY(make_map(encode, &map_a, "a", c.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, c.m, c.k, c.lda, kHalfN, kTileK,
                     CU_TENSOR_MAP_SWIZZLE_128B));
     FQ_TRY(make_map(encode, &map_b, "b", c.b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(c.groups) * c.n, c.k, c.ldb, kHalfN,
                     kTileK, CU_TENSOR_MAP_SWIZZLE_128B));
-    FQ_TRY(make_map(encode, &map_sa, "aScales", c.a_scales, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, c.k_blocks(), c.a_scale_ld,
-                    c.a_scale_ld, 1, kTileM, CU_TENSOR_MAP_SWIZZLE_NONE));
 
-    const int64_t units = p.m_tiles * p.unit_cols_tiles;
-    const int grid = int(units < sm_count ? units : sm_count);
     auto* st = static_cast<cudaStream_t>(stream);
-    if (e.gate == GateLayout::Interleaved) return launch<Pairing::Adjacent>(p, map_a, map_b, map_sa, grid, st);
+    if (e.gate == GateLayout::Interleaved) return launch<Pairing::Adjacent>(p, map_a, map_b, sm_count, st);
     if (e.gate == GateLayout::BlockInterleaved && e.gate_block == 32)
-        return launch<Pairing::Blocks32>(p, map_a, map_b, map_sa, grid, st);
-    return launch<Pairing::Halves>(p, map_a, map_b, map_sa, grid, st);
+        return launch<Pairing::Blocks32>(p, map_a, map_b, sm_count, st);
+    return launch<Pairing::Halves>(p, map_a, map_b, sm_count, st);
 }
 
 }  // namespace fq

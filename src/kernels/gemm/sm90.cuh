@@ -60,6 +60,37 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
         : "memory");
 }
 
+// The same box delivered to the shared memory of every CTA of the cluster named in `cta_mask`, at the same
+// offset, completing its bytes on each one's barrier at the same offset (one L2 read feeds them all).
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t x,
+                                                      int32_t y, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(x), "r"(y), "h"(cta_mask)
+        : "memory");
+}
+
+// ---- Clusters: rank, whole-cluster barrier, arrival on a peer CTA's mbarrier ------------------------------
+
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// Every thread of every CTA of the cluster (the non-.aligned form: callers may have diverged).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// Arrives on the barrier at the address of `bar` in CTA `cta` of the cluster (this CTA's own included). The
+// default (CTA-scope) semantics: an explicit .release.cluster costs a full GPU-scope memory barrier per arrival,
+// and the consumers' arrivals only say "this stage's shared memory was read" (by wgmma, already complete).
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(cta));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 // ---- wgmma: D[64 x 128] (+)= A[64 x 32] * B[128 x 32]^T, FP8 e4m3 operands in shared memory, fp32 D -------
 
 // Shared-memory matrix descriptor of a K-major operand tile stored by TMA with the 128-byte swizzle: rows of
