@@ -224,27 +224,33 @@ __device__ __forceinline__ void activate4(const Params& p, const float (&g)[4], 
     for (int k = 0; k < 4; ++k) y[k] = activate_gated(A, g[k], u[k], p.rounding, InType::Bf16, p.swiglu);
 }
 
-// y of the four outputs 4l .. 4l+3 of a unit row (lane l; they lie in C tile l / 16).
-template <Pairing P, Act A>
-__device__ __forceinline__ void y4(const Params& p, const uint32_t* srow, int row, int lane, float prob, float (&y)[4]) {
-    float g[4], u[4];
-    gate_up4<P>(p, srow, row, 4 * (lane % 16), g, u);
-    activate4<A>(p, g, u, y);
-    if (p.prob)
+// y of the four outputs 4l .. 4l+3 (lane l; they lie in C tile l / 16) of kRows unit rows, rows[i] of the
+// unit at srow[i] of its slot.
+template <Pairing P, Act A, int kRows>
+__device__ __forceinline__ void y4(const Params& p, uint32_t* const (&srow)[kRows], const int (&rows)[kRows], int lane,
+                                   const float (&prob)[kRows], float (&y)[kRows][4]) {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) y[k] = prob * y[k];
+    for (int i = 0; i < kRows; ++i) {
+        float g[4], u[4];
+        gate_up4<P>(p, srow[i], rows[i], 4 * (lane % 16), g, u);
+        activate4<A>(p, g, u, y[i]);
+        if (p.prob)
+#pragma unroll
+            for (int k = 0; k < 4; ++k) y[i][k] = prob[i] * y[i][k];
+    }
 }
 
-template <Pairing P>
-__device__ __forceinline__ void y4_of(const Params& p, const uint32_t* srow, int row, int lane, float prob, float (&y)[4]) {
+template <Pairing P, int kRows>
+__device__ __forceinline__ void y4_of(const Params& p, uint32_t* const (&srow)[kRows], const int (&rows)[kRows], int lane,
+                                      const float (&prob)[kRows], float (&y)[kRows][4]) {
     switch (p.act) {
-        case Act::Silu: return y4<P, Act::Silu>(p, srow, row, lane, prob, y);
-        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, row, lane, prob, y);
-        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, row, lane, prob, y);
-        case Act::Relu: return y4<P, Act::Relu>(p, srow, row, lane, prob, y);
-        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, row, lane, prob, y);
-        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, row, lane, prob, y);
-        default: return y4<P, Act::Identity>(p, srow, row, lane, prob, y);
+        case Act::Silu: return y4<P, Act::Silu>(p, srow, rows, lane, prob, y);
+        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, rows, lane, prob, y);
+        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, rows, lane, prob, y);
+        case Act::Relu: return y4<P, Act::Relu>(p, srow, rows, lane, prob, y);
+        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, rows, lane, prob, y);
+        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, rows, lane, prob, y);
+        default: return y4<P, Act::Identity>(p, srow, rows, lane, prob, y);
     }
 }
 
@@ -260,52 +266,73 @@ __device__ __forceinline__ uint32_t encode_byte(float v, const QuantParams& q) {
     return encode_scaled(q.out, v);
 }
 
-// Row r of unit u, by one warp: C out, y (written back over the row as fp32 when columnwise codes follow),
-// y out, rowwise codes and scales. tile0/tile1: the unit's slots holding its two C tiles; prob: the row's
-// routing probability.
-template <Pairing P>
-__device__ __forceinline__ void epilogue_row(const Params& p, const Unit& u, uint32_t* tile0, uint32_t* tile1, int r,
-                                             int lane, float prob, float ub) {
-    const int64_t row = u.t0 + r;
+// kRows rows of unit u (rows[i] of the unit, all valid), by one warp, interleaved so that their latency
+// chains overlap: C out, y (written back over the row as fp32 when columnwise codes follow), y out, rowwise
+// codes and scales. tile0/tile1: the unit's slots holding its two C tiles; prob: the rows' routing
+// probabilities.
+template <Pairing P, int kRows>
+__device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, uint32_t* tile0, uint32_t* tile1,
+                                              const int (&rows)[kRows], const float (&prob)[kRows], int lane, float ub) {
     const int t = lane / 16;
-    uint32_t* srow = (t == 0 ? tile0 : tile1) + r * kSlotWords;
-    const int word = slot_word(r, 4 * (lane % 16));  // this lane's 16 bytes of C, and later its four y
     const int64_t d_tile = u.d0 + kHalfN * t;
-    if (p.c_out && d_tile < p.h) {  // C: lane l holds tile columns 8(l%16) .. +7 of tile t
-        const BoxRows rows = box_rows<P>(p, d_tile);
-        const int jt = 8 * (lane % 16);
-        const int64_t col = jt < kHalfN ? rows.first + jt : rows.second + (jt - kHalfN);
-        *reinterpret_cast<uint4*>(p.c_out + row * p.n + col) = *reinterpret_cast<const uint4*>(srow + word);
-    }
     const int64_t col = u.d0 + 4 * lane;
     const bool in = col < p.h;
+    uint32_t* srow[kRows];
+    int word[kRows];  // this lane's 16 bytes of C in its row, and later its four y
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+        srow[i] = (t == 0 ? tile0 : tile1) + rows[i] * kSlotWords;
+        word[i] = slot_word(rows[i], 4 * (lane % 16));
+    }
+    if (p.c_out && d_tile < p.h) {  // C: lane l holds tile columns 8(l%16) .. +7 of tile t
+        const BoxRows boxes = box_rows<P>(p, d_tile);
+        const int jt = 8 * (lane % 16);
+        const int64_t c = jt < kHalfN ? boxes.first + jt : boxes.second + (jt - kHalfN);
+#pragma unroll
+        for (int i = 0; i < kRows; ++i)
+            *reinterpret_cast<uint4*>(p.c_out + (u.t0 + rows[i]) * p.n + c) = *reinterpret_cast<const uint4*>(srow[i] + word[i]);
+    }
     if (!p.d_out && !p.rowwise && !p.columnwise) return;
-    float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (in) y4_of<P>(p, srow, r, lane, prob, y);
+    float y[kRows][4] = {};
+    if (in) y4_of<P>(p, srow, rows, lane, prob, y);
     if (p.columnwise) {
         __syncwarp();  // every lane has read its C
-        *reinterpret_cast<float4*>(srow + word) = make_float4(y[0], y[1], y[2], y[3]);
+#pragma unroll
+        for (int i = 0; i < kRows; ++i)
+            *reinterpret_cast<float4*>(srow[i] + word[i]) = make_float4(y[i][0], y[i][1], y[i][2], y[i][3]);
     }
-    if (p.d_out && in) {
-        const uint32_t lo = uint32_t(float_to_bf16(y[0])) | (uint32_t(float_to_bf16(y[1])) << 16);
-        const uint32_t hi = uint32_t(float_to_bf16(y[2])) | (uint32_t(float_to_bf16(y[3])) << 16);
-        *reinterpret_cast<uint2*>(p.d_out + row * p.h + col) = make_uint2(lo, hi);
-    }
+    if (p.d_out && in)
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) {
+            const uint32_t lo = uint32_t(float_to_bf16(y[i][0])) | (uint32_t(float_to_bf16(y[i][1])) << 16);
+            const uint32_t hi = uint32_t(float_to_bf16(y[i][2])) | (uint32_t(float_to_bf16(y[i][3])) << 16);
+            *reinterpret_cast<uint2*>(p.d_out + (u.t0 + rows[i]) * p.h + col) = make_uint2(lo, hi);
+        }
     if (!p.rowwise) return;
-    float amax = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+    float amax[kRows];  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
 #pragma unroll
-    for (int k = 0; k < 4; ++k) amax = fmaxf(amax, fabsf(y[k]));
-    for (int off = p.group / 8; off >= 1; off /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    for (int i = 0; i < kRows; ++i) {
+        amax[i] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
+    }
+    for (int off = p.group / 8; off >= 1; off /= 2)
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off));
     if (!in) return;
-    const float sc = group_scale(amax, ub, p.qp);
-    const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
-    const bool in_range = cuda::quotient_in_range(amax, d);
-    uint32_t q = 0;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) q |= encode_byte(scaled(y[k], d, in_range, p.qp), p.qp) << (8 * k);
-    *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
-    if (lane % (p.group / 4) == 0)
-        *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
+    for (int i = 0; i < kRows; ++i) {
+        const int64_t row = u.t0 + rows[i];
+        const float sc = group_scale(amax[i], ub, p.qp);
+        const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
+        const bool in_range = cuda::quotient_in_range(amax[i], d);
+        uint32_t q = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) q |= encode_byte(scaled(y[i][k], d, in_range, p.qp), p.qp) << (8 * k);
+        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
+        if (lane % (p.group / 4) == 0)
+            *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
+    }
 }
 
 // Rows of a unit some group owns, as a 128-bit mask (four registers; selects rather than an indexed array,
@@ -457,11 +484,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const int r = ewarp + kWarps * (lane + 32 * h);
                         if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
                     }
+                // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
+                int pending = -1;
+                float pending_prob = 1.0f;
                 for (int j = 0; ewarp + kWarps * j < kTileM; ++j) {
                     const int r = ewarp + kWarps * j;
                     const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
-                    if (valid[r]) epilogue_row<P>(p, u, tile0, tile1, r, lane, row_prob, ub);
+                    if (!valid[r]) continue;
+                    if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
+                    epilogue_rows<P, 2>(p, u, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+                    pending = -1;
                 }
+                if (pending >= 0) epilogue_rows<P, 1>(p, u, tile0, tile1, {pending}, {pending_prob}, lane, ub);
                 if (p.columnwise) {
                     named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
                     epilogue_columns(p, u, tile0, tile1, valid, etid, ub);

@@ -140,6 +140,16 @@ __device__ __forceinline__ void regs_acquire() { asm volatile("setmaxnreg.inc.sy
 __device__ __forceinline__ void named_barrier(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// The same with the barrier and count as immediates (no register held for them across a hot loop).
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_barrier() {
+    asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
+// bar.arrive: counts towards barrier kId without waiting (a signal to the threads that bar.sync on it).
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_barrier_arrive() {
+    asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
 
 #endif  // FQ_SM90A
 
