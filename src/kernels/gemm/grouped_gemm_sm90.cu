@@ -41,8 +41,12 @@ constexpr int kTileN = 128;       // C columns of one tile: 64 gate/up pairs
 constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A and B
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
-constexpr int kStages = 4;
-constexpr int kSlots = 3;         // C-tile slots: a unit fills two while the epilogue drains the previous unit's
+#ifndef FQ_LAB_STAGES  // the kernel lab may try other splits of shared memory
+#define FQ_LAB_STAGES 4
+#define FQ_LAB_SLOTS 3
+#endif
+constexpr int kStages = FQ_LAB_STAGES;
+constexpr int kSlots = FQ_LAB_SLOTS;  // C-tile slots: a unit fills two while the epilogue drains the previous unit's
 constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
 constexpr int kThreads = 384;
 constexpr int kConsumerThreads = 256;
