@@ -296,7 +296,7 @@ Problem random_problem(std::mt19937& rng) {
     const int64_t m_max = std::clamp<int64_t>(int64_t(1e8 / double(p.N * p.K)), 8, 1500);
     p.M = std::uniform_int_distribution<int64_t>(p.E >= 8 ? m_max / 3 : 1, m_max)(rng);
     p.lda = rng() % 5 == 0 ? p.K + 16 : p.K;
-    p.a_layout = p.M % 4 == 0 && rng() % 2 ? FQ_SCALE_LAYOUT_COL_MAJOR : FQ_SCALE_LAYOUT_COL_MAJOR_TMA;
+    p.a_layout = rng() % 2 ? FQ_SCALE_LAYOUT_COL_MAJOR : FQ_SCALE_LAYOUT_COL_MAJOR_TMA;  // any M
     p.has_offsets = !(p.E == 1 && rng() % 5 < 2);
     p.has_counts = p.has_offsets && rng() % 10 < 3;
     p.has_alpha = rng() % 2 == 0;

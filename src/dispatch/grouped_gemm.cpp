@@ -29,9 +29,6 @@ std::string grouped_gemm_cuda_refusal(const GroupedGemmConfig& c, int arch) {
                            e.gate_block);
     if (c.m >= (int64_t(1) << 31) || int64_t(c.groups) * c.n >= (int64_t(1) << 31) || c.k >= (int64_t(1) << 31))
         return "aLayout: M, E*N and K must each be below 2^31 (TMA coordinates are 32-bit)";
-    if (c.a_scale_ld % 4 != 0)
-        return fmt::format("FQ_GEMM_DESC_A_SCALE_LAYOUT: COL_MAJOR with M = {} (not a multiple of 4) is not 16-byte "
-                           "aligned per K block as TMA needs; use COL_MAJOR_TMA", c.m);
     if (!aligned(c.a, 16) || !aligned(c.b, 16) || !aligned(c.a_scales, 16) || c.lda % 16 != 0 || c.ldb % 16 != 0)
         return "a, b, aScales: TMA needs 16-byte aligned operands and row strides";
     if (!aligned(c.c_out, 16) || !aligned(c.d_out, 8))
