@@ -41,8 +41,10 @@ constexpr int kTileN = 128;       // C columns of one tile: 64 gate/up pairs
 constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A and B
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
-#ifndef FQ_LAB_STAGES  // the kernel lab may try other splits of shared memory
+#ifndef FQ_LAB_STAGES  // the kernel lab may try other splits of shared memory (either knob alone)
 #define FQ_LAB_STAGES 4
+#endif
+#ifndef FQ_LAB_SLOTS
 #define FQ_LAB_SLOTS 3
 #endif
 constexpr int kStages = FQ_LAB_STAGES;
