@@ -68,10 +68,15 @@ struct SharedStorage {
     uint8_t a[kStages][kTileM * kTileK];  // 128-byte swizzled K-major tiles, as TMA writes them
     uint8_t b[kStages][kTileN * kTileK];
     uint32_t slot[kSlots][kTileM][kSlotWords];  // word w of row r at w ^ slot_swizzle(r)
+    float a_scale[kStages][kTileM];             // a stage's A scales (its rows) and B scales (first, second box)
+    float b_scale[kStages][2];
     uint64_t full[kStages], empty[kStages];     // the TMA pipeline
     uint64_t slot_full[kSlots], slot_empty[kSlots];
 };
-constexpr size_t kSmemBytes = sizeof(SharedStorage) + 1024;  // + the alignment of the tiles
+// The 128-byte swizzle repeats every 1024 bytes of shared address, so the tiles start on such a boundary: the
+// dynamic shared memory is declared 1024-aligned (the kernel has no static shared memory, so nothing precedes it).
+constexpr size_t kSmemBytes = sizeof(SharedStorage);
+static_assert(kSmemBytes <= 227 * 1024, "the H100's shared memory per block");
 
 // Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
 // within groups of four by the row (groups of four stay contiguous for 16-byte accesses).
@@ -400,17 +405,15 @@ __global__ void __launch_bounds__(kThreads, 1)
                       const __grid_constant__ CUtensorMap map_b) {
 #ifdef FQ_SM90A
     using namespace sm90;
-    // The 128-byte swizzle repeats every 1024 bytes of shared address: the tiles start on such a boundary (an
-    // offset from the array itself, so the compiler still knows the storage is shared memory).
-    extern __shared__ uint8_t smem_raw[];
-    auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
+    extern __shared__ __align__(1024) uint8_t smem_raw[];  // see kSmemBytes
+    auto& s = *reinterpret_cast<SharedStorage*>(smem_raw);
     const int warp_id = threadIdx.x / 32;
     const uint32_t rank = p.cluster > 1 ? cluster_rank() : 0;
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbar_init(&s.full[i], 1);                                   // the producer's expect_tx arrival
-            mbar_init(&s.empty[i], p.cluster * kConsumerThreads / 32);  // each consumer warp of the cluster
+            mbar_init(&s.empty[i], 2 * kConsumerThreads / 32);  // each consumer warp of the pair (or twice, alone)
         }
         for (int i = 0; i < kSlots; ++i) {
             mbar_init(&s.slot_full[i], kConsumerThreads);
@@ -425,20 +428,50 @@ __global__ void __launch_bounds__(kThreads, 1)
     // epilogue) gives back enough for the consumers' 64 accumulators + 64 promoted sums: 104 + 2 x 200 = 3 x 168.
     if (warp_id < 4) {
         regs_release<104>();
-        if (warp_id == 0) {  // ---- producer: one thread issues every TMA load -----------------------------
-            if (threadIdx.x == 0) {
+        if (warp_id == 0) {  // ---- producer: lane 0 issues the TMA loads, every lane copies scales ------------
+            const int lane = threadIdx.x;
+            if (lane == 0) {
                 tma_prefetch_descriptor(&map_a);
                 tma_prefetch_descriptor(&map_b);
-                int stage = 0;
-                uint32_t phase = 0;
-                for_each_unit(p, rank, [&](const Unit& u) {
-                    for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t, int64_t) {
-                        for (int t = 0; t < 2; ++t) {
-                            const int64_t d = u.d0 + kHalfN * t;
-                            const BoxRows rows = box_rows<P>(p, d < p.h ? d : 0);  // a dead tile loads any B
-                            const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
-                            for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
-                                mbar_wait(&s.empty[stage], phase ^ 1);
+            }
+            int stage = 0;
+            uint32_t phase = 0;
+#ifdef FQ_LAB_NO_LOAD
+            int64_t lab_loads = 0;
+#endif
+            for_each_unit(p, rank, [&](const Unit& u) {
+                for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
+                    for (int t = 0; t < 2; ++t) {
+                        const int64_t d = u.d0 + kHalfN * t;
+                        const bool live = d < p.h;
+                        const BoxRows rows = box_rows<P>(p, live ? d : 0);  // a dead tile loads any B
+                        const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
+                        // The scales of this tile's K blocks: rows lo..hi of A (the group's rows of the unit), and
+                        // the two B boxes' blocks; lane l copies rows l, l + 32, ... and lane 0 / 1 the B scales.
+                        const float* a_scales = p.a_scales + u.t0;
+                        const float* b_scales = p.b_scales +
+                            (g * p.n_blocks + (lane == 0 ? rows.first : rows.second) / kTileK) * p.k_blocks;
+                        for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
+                            mbar_wait(&s.empty[stage], phase ^ 1);
+#ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
+                            if (lab_loads++ >= kStages) {
+                                if (lane == 0) mbar_arrive(&s.full[stage]);
+                                if (++stage == kStages) { stage = 0; phase ^= 1; }
+                                continue;
+                            }
+#endif
+                            if (live) {
+#pragma unroll
+                                for (int j = 0; j < kTileM / 32; ++j) {
+                                    const int r = lane + 32 * j;
+                                    if (u.t0 + r >= lo && u.t0 + r < hi)
+                                        cp_async_4(smem_addr(&s.a_scale[stage][r]), a_scales + kb * p.a_scale_ld + r);
+                                }
+                                if (lane < 2) cp_async_4(smem_addr(&s.b_scale[stage][lane]), b_scales + kb);
+                            }
+                            cp_async_arrive(&s.full[stage]);
+                            __syncwarp();  // every lane's copies are counted before the stage can complete
+                            if (lane == 0) {
                                 mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
                                 const int32_t k = int32_t(kb * kTileK);
                                 if (p.cluster == 1) {
@@ -450,12 +483,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                                 }
                                 tma_load_2d(s.b[stage], &map_b, &s.full[stage], k, b0);
                                 tma_load_2d(s.b[stage] + kHalfN * kTileK, &map_b, &s.full[stage], k, b1);
-                                if (++stage == kStages) { stage = 0; phase ^= 1; }
                             }
+                            if (++stage == kStages) { stage = 0; phase ^= 1; }
                         }
-                    });
+                    }
                 });
-            }
+            });
         } else if (p.stash) {  // ---- epilogue warps: each unit once its two slots are full ----------------
             const int etid = threadIdx.x - 32, lane = etid % 32, ewarp = etid / 32;
             const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN: no upper bound
@@ -520,14 +553,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         int stage = 0;
         uint32_t phase = 0;
         int64_t filled = 0;  // C tiles put into the ring so far
+        // The hot loop works on 32-bit shared addresses computed here once: stage i's full barrier is at
+        // full0 + 8i, its empty barrier (in the CTA of the pair that reads each A half) at empty_at[c] + 8i, its
+        // operand descriptors at desc + i * kStageDescStep. A CTA without a peer arrives twice on its own barrier
+        // (the count is the same either way, so the loop has no branch on the cluster size).
+        const uint32_t full0 = smem_addr(&s.full[0]);
+        const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), 0),
+                                      cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : 0)};
+        const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0] + half * 64 * kTileK);
+        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0]);
+        static_assert(sizeof(s.a[0]) == sizeof(s.b[0]), "one descriptor step for both operands");
+        constexpr uint32_t kStageDescStep = sizeof(s.a[0]) >> 4;  // descriptors count 16-byte units
+        const int k_blocks = int(p.k_blocks);
         auto release_stage = [&] {
             if (lane == 0) {
-                if (p.cluster == 1) {
-                    mbar_arrive(&s.empty[stage]);
-                } else {
-                    mbar_arrive_cluster(&s.empty[stage], 0);
-                    mbar_arrive_cluster(&s.empty[stage], 1);
-                }
+                mbar_arrive_remote(empty_at[0] + 8 * stage);
+                mbar_arrive_remote(empty_at[1] + 8 * stage);
             }
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         };
@@ -548,33 +589,32 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int t = 0; t < 2; ++t) {
                     const int64_t d = u.d0 + kHalfN * t;
                     if (d >= p.h) {  // a dead tile: the stages still pass through (the peer shares A)
-                        for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
-                            mbar_wait(&s.full[stage], phase);
+                        for (int kb = 0; kb < k_blocks; ++kb) {
+                            mbar_wait(full0 + 8 * stage, phase);
                             release_stage();
                         }
                         continue;
                     }
                     const BoxRows rows = box_rows<P>(p, d);
-                    const float* sb0 = p.b_scales + (g * p.n_blocks + rows.first / kTileK) * p.k_blocks;
-                    const float* sb1 = p.b_scales + (g * p.n_blocks + rows.second / kTileK) * p.k_blocks;
-
                     // ---- main loop: C tile [128 x 128] over K, promoted every 128 of K -------------------------
                     float total[64], acc[64];
 #pragma unroll
                     for (int i = 0; i < 64; ++i) total[i] = 0.0f;
-                    for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
-                        const float b_first = __ldg(sb0 + kb), b_second = __ldg(sb1 + kb);
-                        const float* sa = p.a_scales + kb * p.a_scale_ld;  // rows nobody owns are not read
-                        const float a0 = valid0 ? __ldg(sa + r0) : 0.0f, a1 = valid1 ? __ldg(sa + r1) : 0.0f;
-                        mbar_wait(&s.full[stage], phase);
-                        const uint64_t desc_a = smem_descriptor_sw128(s.a[stage] + half * 64 * kTileK);
-                        const uint64_t desc_b = smem_descriptor_sw128(s.b[stage]);
+                    for (int kb = 0; kb < k_blocks; ++kb) {
+                        const uint64_t desc_a = desc_a0 + stage * kStageDescStep, desc_b = desc_b0 + stage * kStageDescStep;
+                        mbar_wait(full0 + 8 * stage, phase);
                         wgmma_fence();
                         fence_operands(acc);
 #pragma unroll
                         for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
                             wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
                         wgmma_commit();
+                        // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not
+                        // wait for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody
+                        // owns were not copied: their scale is 0.
+                        const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
+                        const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
+                        const float b_first = s.b_scale[stage][0], b_second = s.b_scale[stage][1];
                         wgmma_wait<0>();
                         fence_operands(acc);
                         release_stage();

@@ -33,17 +33,30 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
-// Waits until the phase with parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+// Waits until the phase with parity `parity` of the barrier at shared address `bar` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile(
         "{\n"
         ".reg .pred done;\n"
         "wait_%=:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
         "@!done bra wait_%=;\n"
-        "}\n" ::"r"(smem_addr(bar)),
+        "}\n" ::"r"(bar),
         "r"(parity)
         : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) { mbar_wait(smem_addr(bar), parity); }
+
+// ---- cp.async: 4-byte copies global -> shared whose completion an mbarrier tracks ------------------------
+
+// Copies the 4 bytes at `src` to shared address `dst` asynchronously (Ampere's LDGSTS: no register round trip).
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+}
+// The barrier's current phase also waits for every cp.async this thread issued so far (the arrival is counted
+// in advance, so the barrier's expected count does not change).
+__device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
 // ---- TMA: a 2-D box of a tensor map into shared memory, completing bytes on an mbarrier -------------------
@@ -82,12 +95,17 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
-// Arrives on the barrier at the address of `bar` in CTA `cta` of the cluster (this CTA's own included). The
-// default (CTA-scope) semantics: an explicit .release.cluster costs a full GPU-scope memory barrier per arrival,
-// and the consumers' arrivals only say "this stage's shared memory was read" (by wgmma, already complete).
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+// The shared::cluster address of the object at `local` (a shared::cta address) in CTA `cta` of the cluster (a
+// launch without clusters is a cluster of one: CTA 0 is this one).
+__device__ __forceinline__ uint32_t cluster_address(uint32_t local, uint32_t cta) {
     uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(cta));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(cta));
+    return remote;
+}
+// Arrives on the barrier at shared::cluster address `remote` (this CTA's own or a peer's). The default (CTA-scope)
+// semantics: an explicit .release.cluster costs a full GPU-scope memory barrier per arrival, and the consumers'
+// arrivals only say "this stage's shared memory was read" (by wgmma, already complete).
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t remote) {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
