@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> A = fp8(size_t(M * K)), B = fp8(size_t(E * N * K));
     const int64_t lds = (M + 3) / 4 * 4;
     std::vector<float> SA(static_cast<size_t>(kb * lds)), SB(static_cast<size_t>(E * nb * kb)), alpha(static_cast<size_t>(E)), prob(static_cast<size_t>(M));
-    for (auto& x : SA) x = U(rng) / 448.0f;
+    // LAB_SMALL: A scales 64x smaller, so C stays where the activation takes its fast path (as the benchmark's data)
+    const float sa_div = getenv("LAB_SMALL") ? 448.0f * 64.0f : 448.0f;
+    for (auto& x : SA) x = U(rng) / sa_div;
     for (auto& x : SB) x = U(rng) / 448.0f;
     for (auto& x : alpha) x = U(rng);
     for (auto& x : prob) x = U(rng) * 0.5f;

@@ -181,6 +181,14 @@ __device__ __forceinline__ BoxRows box_rows(const Params& p, int64_t d) {
 #ifdef FQ_SM90A
 using sm90::named_barrier;
 
+// Two floats as bf16 (round to nearest even), lo in the low half: one cvt, the bits of float_to_bf16 for
+// every non-NaN value.
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
 // ---- The epilogue: one unit from its two slots ---------------------------------------------------------------
 
 // The gate and up inputs (bf16 C) of the four outputs i0 .. i0+3 of a C tile (i0 a multiple of 4), from the
@@ -277,6 +285,34 @@ __device__ __forceinline__ uint32_t encode_byte(float v, const QuantParams& q) {
     return encode_scaled(q.out, v);
 }
 
+// The codes of four values of one group as a little-endian word: the per-value work of scaled() and
+// encode_byte() with their decisions taken once for the four (they are the group's, the same in every lane).
+__device__ __forceinline__ uint32_t quantize4(const float (&y)[4], const cuda::Divisor& d, bool in_range, const QuantParams& q) {
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = y[k];
+    if (q.reciprocal) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] *= d.r;
+    } else if (in_range) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(v[k], d);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = v[k] / d.s;
+    }
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) {  // the hardware conversion, two values a cvt
+        const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[0], v[1]), __NV_SATFINITE, f);
+        const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[2], v[3]), __NV_SATFINITE, f);
+        return lo | (hi << 16);
+    }
+    uint32_t code = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) code |= uint32_t(encode_scaled(q.out, v[k])) << (8 * k);
+    return code;
+}
+
 // kRows rows of unit u (rows[i] of the unit, all valid), by one warp, interleaved so that their latency
 // chains overlap: C out, y (written back over the row as fp32 when columnwise codes follow), y out, rowwise
 // codes and scales. tile0/tile1: the unit's slots holding its two C tiles; prob: the rows' routing
@@ -337,10 +373,7 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, ui
         const float sc = group_scale(amax[i], ub, p.qp);
         const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
         const bool in_range = cuda::quotient_in_range(amax[i], d);
-        uint32_t q = 0;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) q |= encode_byte(scaled(y[i][k], d, in_range, p.qp), p.qp) << (8 * k);
-        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = q;
+        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = quantize4(y[i], d, in_range, p.qp);
         if (lane % (p.group / 4) == 0)
             *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
     }
@@ -629,13 +662,23 @@ __global__ void __launch_bounds__(kThreads, 1)
                     // in the tile's column order (the epilogue resolves the pairs)
                     acquire(t);
                     uint32_t(*slot)[kSlotWords] = s.slot[(filled + t) % kSlots];
+                    bool any_nan = false;  // the hardware conversion's NaN differs from float_to_bf16's (rare: software)
 #pragma unroll
-                    for (int i = 0; i < 64; i += 2) {
-                        const int r = row_local + 8 * ((i >> 1) & 1);
-                        if ((i >> 1) & 1 ? valid1 : valid0)
-                            slot[r][slot_word(r, 4 * (i / 4) + quad)] =
-                                uint32_t(float_to_bf16(total[i] * alpha)) | (uint32_t(float_to_bf16(total[i + 1] * alpha)) << 16);
+                    for (int i = 0; i < 64; ++i) {
+                        total[i] *= alpha;
+                        any_nan |= total[i] != total[i];
                     }
+                    auto store_rows = [&](auto pack) {  // each of this thread's two rows, if some group owns it
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            if (!(h ? valid1 : valid0)) continue;
+                            const int r = row_local + 8 * h;
+#pragma unroll
+                            for (int i = 2 * h; i < 64; i += 4) slot[r][slot_word(r, 4 * (i / 4) + quad)] = pack(total[i], total[i + 1]);
+                        }
+                    };
+                    if (!any_nan) store_rows(pack_bf16x2);
+                    else store_rows([](float lo, float hi) { return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16); });
                 }
             });
             if (!any || !p.stash) return;
