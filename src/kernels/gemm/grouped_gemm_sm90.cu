@@ -4,8 +4,10 @@
 // of 128, so columnwise blocks of the stacked rows lie inside it) x 128 output columns (one 1x128 quantization
 // group, i.e. two 128-column C tiles of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
-// once per pair: the main loop is bound by L2 bandwidth otherwise). Warp roles:
-//  - warp 0: the producer, one thread issuing every TMA load into a 4-stage pipeline;
+// once per pair). Warp roles:
+//  - warp 0: the producer: lane 0 issues every TMA load into a 4-stage pipeline, and the warp copies each
+//    stage's scales beside it (cp.async, completing on the same barrier), so the consumers read scales from
+//    shared memory: a global load in flight would hold up their next wgmma fence;
 //  - warpgroups 1 and 2: the consumers, 64 rows each: for every group owning rows of the unit and each C tile,
 //    wgmma m64n128k32 over K, promoting each 128-deep block's fp32 partial sum with its A (per row) and B
 //    (per 128x128 block) scales (DeepGEMM's recipe: the tensor core's own accumulation is never trusted across
