@@ -1,4 +1,8 @@
-// Lab: raw wgmma FP8 throughput from one shared-memory tile (no loads), per N and per promotion pattern.
+// Lab: raw wgmma FP8 throughput from shared memory (no loads), per N and per promotion pattern, and what each
+// ingredient of the grouped GEMM's pipeline costs (rotating stages, mbarrier handshakes, global scale loads).
+// Build and run (sm_90a):
+//   nvcc -O3 -std=c++17 -I src -gencode arch=compute_90a,code=sm_90a tools/lab/wgmma_rate.cu -o build-lab/wgmma_rate
+//   build-lab/wgmma_rate [random 0|1] [iterations] [pipe]   (docs/perf.md session 18)
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>
