@@ -1422,9 +1422,11 @@ void grouped_gemm_cases(Cases& c) {
         const std::string arg = name;
         auto at = [which = which](GArgs& a) -> const void*& { return which == 0 ? a.a : which == 1 ? a.sa : which == 2 ? a.b : a.sb; };
         g(arg, "NULL", {NULLP}, arg + ":", [at](World&, GArgs& a) { at(a) = nullptr; });
-        for (size_t by : {size_t(1), size_t(4), size_t(8)})
-            g(arg, "at +" + str(int64_t(by)) + " (not 16-byte aligned)", {MISALIGNED}, arg + ":",
-              [at, by, odd](World&, GArgs& a) { at(a) = odd(at(a), by); });
+        const bool fp32 = which == 1 || which == 3;  // the scales: 4-byte alignment; the fp8 operands: 16
+        const std::vector<size_t> offsets = fp32 ? std::vector<size_t>{1, 2} : std::vector<size_t>{1, 4, 8};
+        for (size_t by : offsets)
+            g(arg, "at +" + str(int64_t(by)) + (fp32 ? " (not 4-byte aligned)" : " (not 16-byte aligned)"), {MISALIGNED},
+              arg + ":", [at, by, odd](World&, GArgs& a) { at(a) = odd(at(a), by); });
         g(arg, "NULL with zero rows (allowed: nothing read)", {OK}, "", [at](World&, GArgs& a) { at(a) = nullptr; },
           [](World& w) {
               w.set_layout(w.la, FQ_TENSOR_LAYOUT_ROWS, 0);

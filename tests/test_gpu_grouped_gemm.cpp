@@ -934,6 +934,49 @@ TEST_CASE("CUDA refuses ungated activations, H % 64 != 0 and MXFP8 (NOT_SUPPORTE
     }
 }
 
+TEST_CASE("aScales and bScales need 4-byte alignment only: one float into their buffers the outputs match; 2 bytes "
+          "in: MISALIGNED naming the argument, nothing written") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(53);
+    Problem p = sized_problem(rng, {130, 0, 211, 159}, 512, 640);  // (the kernel copies scales 4 bytes at a time)
+    p.a_layout = FQ_SCALE_LAYOUT_COL_MAJOR;                           // ld = M = 500: columns 4-byte aligned only
+    fill_data(rng, p);
+    compute_reference(p, all_owned_rows(p));
+    Variant v;
+    v.prob = v.c = true;
+    v.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE;
+    v.col_block = 128;
+    const DeviceProblem dp(p);
+    DeviceBuffer<float> sa(p.sa.size() + 1), sb(p.sb.size() + 1);
+    CUDA_OK(cudaMemcpy(sa.p + 1, p.sa.data(), p.sa.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(sb.p + 1, p.sb.data(), p.sb.size() * sizeof(float), cudaMemcpyHostToDevice));
+    Operands in = dp.operands(p);
+    in.sa = sa.p + 1, in.sb = sb.p + 1;
+    GpuOutputs o(p, v);
+    REQUIRE_MESSAGE(call_gemm(gpu.h, p, v, in, o.ptrs(), nullptr) == FQ_STATUS_SUCCESS, last_gemm_message);
+    CUDA_OK(cudaDeviceSynchronize());
+    Stats st;
+    CAPTURE(p.describe());
+    check_outputs(p, v, o, nullptr, st);
+    MESSAGE("scales 4 bytes in: ", st.c_values, " C values, ", st.out_bytes, " quantized bytes checked");
+    for (const char* arg : {"aScales", "bScales"}) {
+        Operands bad = in;
+        const float*& sc = arg[0] == 'a' ? bad.sa : bad.sb;
+        sc = reinterpret_cast<const float*>(reinterpret_cast<const char*>(sc) + 2);
+        o.poison();
+        const fqStatus_t s = call_gemm(gpu.h, p, v, bad, o.ptrs(), nullptr);
+        CHECK_MESSAGE(s == FQ_STATUS_MISALIGNED, fqGetStatusString(s), ": ", last_gemm_message);
+        CHECK(last_gemm_message.find(arg) != std::string::npos);
+        CUDA_OK(cudaDeviceSynchronize());
+        for (const Guarded* g : {o.c.get(), o.out.get(), o.scales.get(), o.col_out.get(), o.col_scales.get()}) {
+            if (!g) continue;
+            const std::vector<uint8_t> b = g->download("a refused call's output");
+            CHECK_MESSAGE(std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == kPoison; }), "a refused call wrote output");
+        }
+    }
+}
+
 // ---- (d) Graph replay -------------------------------------------------------------------------------------------
 
 TEST_CASE("a captured fqGroupedGemm replays with new offsets, counts, A, A scales and probabilities at the same "

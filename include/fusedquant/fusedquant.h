@@ -509,10 +509,11 @@ FQ_API fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_
  *
  *  aLayout   FQ_TYPE_FP8_E4M3FN [M, K], row stride a multiple of 16 bytes; `a` is 16-byte aligned.
  *  aScales   fp32 1x128 scales of A, ceil(K/128) columns in FQ_GEMM_DESC_A_SCALE_LAYOUT (fqQuantize's
- *            PER_GROUP 128 output with that scale layout); 16-byte aligned.
- *  bLayout   FQ_TYPE_FP8_E4M3FN [E*N, K] (E weights [N, K] stacked), row stride a multiple of 16 bytes.
+ *            PER_GROUP 128 output with that scale layout); 4-byte aligned.
+ *  bLayout   FQ_TYPE_FP8_E4M3FN [E*N, K] (E weights [N, K] stacked), row stride a multiple of 16 bytes; `b` is
+ *            16-byte aligned.
  *  bScales   fp32 128x128 block scales of B: for each group, the FQ_SCHEME_BLOCK_2D ROW_MAJOR scales of its
- *            [N, K] weight ([ceil(N/128), ceil(K/128)]), groups one after the other.
+ *            [N, K] weight ([ceil(N/128), ceil(K/128)]), groups one after the other; 4-byte aligned.
  *  epilogueDesc  the fused operation applied to C (activation, gate layout and order, SwiGLU alpha/beta/limit,
  *            intermediate rounding, ROW_PROB_POINTER indexed by the row of A, quantization attributes,
  *            OUTPUTS with the columnwise pointers); its MoE attributes must be unset (the groups are the

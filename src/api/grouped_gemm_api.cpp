@@ -171,7 +171,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
     if (rows && g.quantize && epi.rowwise() && !x.output) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
     if (scale_bytes > 0 && !x.scales)
         return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", scale_bytes);
-    for (const auto& [arg, p] : operands)
+    for (const auto& [arg, p] : {operands[0], operands[2]})  // the fp8 operands (their scales: fp32, below)
         if (rows && !aligned16(p)) return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 16-byte aligned", arg, p);
     const void* col_scales = col_scale_bytes > 0 ? epi.col_scales_ptr : nullptr;
     const bool fp32_scales = epi.scales.type == DType::Fp32, fp32_col = epi.col_scales.type == DType::Fp32;
@@ -182,6 +182,8 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
         uintptr_t align;
         const char* what;
     } ptrs[] = {
+        {"aScales", rows ? x.a_scales : nullptr, 4, "fp32"},
+        {"bScales", rows ? x.b_scales : nullptr, 4, "fp32"},
         {"FQ_GEMM_DESC_GROUP_OFFSETS_POINTER", g.group_offsets, 4, "int32"},
         {"FQ_GEMM_DESC_GROUP_COUNTS_POINTER", g.group_counts, 4, "int32"},
         {"FQ_GEMM_DESC_ALPHA_POINTER", rows ? g.alpha : nullptr, 4, "fp32"},

@@ -29,8 +29,8 @@ std::string grouped_gemm_cuda_refusal(const GroupedGemmConfig& c, int arch) {
                            e.gate_block);
     if (c.m >= (int64_t(1) << 31) || int64_t(c.groups) * c.n >= (int64_t(1) << 31) || c.k >= (int64_t(1) << 31))
         return "aLayout: M, E*N and K must each be below 2^31 (TMA coordinates are 32-bit)";
-    if (!aligned(c.a, 16) || !aligned(c.b, 16) || !aligned(c.a_scales, 16) || c.lda % 16 != 0 || c.ldb % 16 != 0)
-        return "a, b, aScales: TMA needs 16-byte aligned operands and row strides";
+    if (!aligned(c.a, 16) || !aligned(c.b, 16) || c.lda % 16 != 0 || c.ldb % 16 != 0)
+        return "a, b: TMA needs 16-byte aligned operands and row strides";
     if (!aligned(c.c_out, 16) || !aligned(c.d_out, 8))
         return "FQ_GEMM_DESC_C_OUTPUT_POINTER / D_OUTPUT_POINTER: the kernel stores 16 (C) and 8 (D) bytes at a time; "
                "align them so";
