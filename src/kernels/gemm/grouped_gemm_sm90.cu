@@ -275,43 +275,39 @@ __device__ __forceinline__ void y4_of(const Params& p, uint32_t* const (&srow)[k
     }
 }
 
-// y / s (or y * (1/s) under MULTIPLY_RECIPROCAL) as the quantizer's code (SPEC §3.2), with the fused kernels'
-// three-instruction quotient where it is exact (`amax` bounds |y|) and the hardware fp8 conversion: the same
-// byte as quantize_value.
-__device__ __forceinline__ float scaled(float y, const cuda::Divisor& d, bool in_range, const QuantParams& q) {
-    return q.reciprocal ? y * d.r : (in_range ? cuda::quotient(y, d) : y / d.s);
-}
-__device__ __forceinline__ uint32_t encode_byte(float v, const QuantParams& q) {
-    if (q.out == DType::E4M3FN) return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
-    if (q.out == DType::E5M2) return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
-    return encode_scaled(q.out, v);
-}
-
-// The codes of four values of one group as a little-endian word: the per-value work of scaled() and
-// encode_byte() with their decisions taken once for the four (they are the group's, the same in every lane).
-__device__ __forceinline__ uint32_t quantize4(const float (&y)[4], const cuda::Divisor& d, bool in_range, const QuantParams& q) {
-    float v[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = y[k];
+// The codes of N values of one quantization group, little-endian in a word (N <= 4): y / s (or y * (1/s) under
+// MULTIPLY_RECIPROCAL) as the quantizer's code (SPEC §3.2), the same byte as quantize_value. The group's
+// decisions are taken once for the N values: the fused kernels' three-instruction quotient where it is exact
+// (`in_range`: the group's amax bounds |y|), and the hardware fp8 conversion (two values a cvt). v is overwritten.
+template <int N>
+__device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Divisor& d, bool in_range,
+                                                   const QuantParams& q) {
+    static_assert(N >= 1 && N <= 4, "codes of one word");
     if (q.reciprocal) {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] *= d.r;
+        for (int k = 0; k < N; ++k) v[k] *= d.r;
     } else if (in_range) {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(v[k], d);
+        for (int k = 0; k < N; ++k) v[k] = cuda::quotient(v[k], d);
     } else {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = v[k] / d.s;
-    }
-    if (q.out == DType::E4M3FN || q.out == DType::E5M2) {  // the hardware conversion, two values a cvt
-        const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[0], v[1]), __NV_SATFINITE, f);
-        const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[2], v[3]), __NV_SATFINITE, f);
-        return lo | (hi << 16);
+        for (int k = 0; k < N; ++k) v[k] = v[k] / d.s;
     }
     uint32_t code = 0;
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
+        const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        if constexpr (N % 2 == 0) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) code |= uint32_t(encode_scaled(q.out, v[k])) << (8 * k);
+            for (int k = 0; k < N; k += 2)
+                code |= uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(v[k], v[k + 1]), __NV_SATFINITE, f)) << (8 * k);
+        } else {
+#pragma unroll
+            for (int k = 0; k < N; ++k) code |= uint32_t(__nv_cvt_float_to_fp8(v[k], __NV_SATFINITE, f)) << (8 * k);
+        }
+        return code;
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) code |= uint32_t(encode_scaled(q.out, v[k])) << (8 * k);
     return code;
 }
 
@@ -375,7 +371,7 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, ui
         const float sc = group_scale(amax[i], ub, p.qp);
         const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
         const bool in_range = cuda::quotient_in_range(amax[i], d);
-        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = quantize4(y[i], d, in_range, p.qp);
+        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = quantize_codes(y[i], d, in_range, p.qp);
         if (lane % (p.group / 4) == 0)
             *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
     }
@@ -424,8 +420,8 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
         for (int r = r_lo; r < r_lo + p.col_block; ++r) {
             if (!valid[r]) continue;
             const int64_t row = u.t0 + r;
-            p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] =
-                uint8_t(encode_byte(scaled(y[r * kSlotWords + slot_word(r, i)], d, in_range, p.qp), p.qp));
+            float v[1] = {y[r * kSlotWords + slot_word(r, i)]};
+            p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] = uint8_t(quantize_codes(v, d, in_range, p.qp));
         }
     }
 }
