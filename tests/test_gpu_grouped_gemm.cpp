@@ -499,9 +499,18 @@ struct GpuOutputs {
         o.col_scales = col_scales ? col_scales->p() : nullptr;
         return o;
     }
+    std::array<Guarded*, 6> buffers() const { return {c.get(), d.get(), out.get(), scales.get(), col_out.get(), col_scales.get()}; }
     void poison() {
-        for (Guarded* g : {c.get(), d.get(), out.get(), scales.get(), col_out.get(), col_scales.get()})
+        for (Guarded* g : buffers())
             if (g) g->poison();
+    }
+    // After a refused call: every buffer still holds the poison.
+    void check_untouched() const {
+        for (const Guarded* g : buffers()) {
+            if (!g) continue;
+            const std::vector<uint8_t> b = g->download("a refused call's output");
+            CHECK_MESSAGE(std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == kPoison; }), "a refused call wrote output");
+        }
     }
 };
 
@@ -911,11 +920,7 @@ TEST_CASE("CUDA refuses ungated activations, H % 64 != 0 and MXFP8 (NOT_SUPPORTE
         CHECK(!msg.empty());
         MESSAGE(r.what, ": ", msg);
         CUDA_OK(cudaDeviceSynchronize());
-        for (const Guarded* g : {o.c.get(), o.d.get(), o.out.get(), o.scales.get(), o.col_out.get(), o.col_scales.get()}) {
-            if (!g) continue;
-            const std::vector<uint8_t> b = g->download("a refused call's output");
-            CHECK_MESSAGE(std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == kPoison; }), "a refused call wrote output");
-        }
+        o.check_untouched();
         // The host backend runs it: C the reference rounded, D and the quantized outputs those of its C.
         std::vector<uint8_t> c(size_t(p.M * p.N * 2), kPoison), d(size_t(p.M * out_cols(p, r.v) * 2), kPoison);
         const Sizes sz = output_sizes(p, r.v);
@@ -969,11 +974,7 @@ TEST_CASE("aScales and bScales need 4-byte alignment only: one float into their 
         CHECK_MESSAGE(s == FQ_STATUS_MISALIGNED, fqGetStatusString(s), ": ", last_gemm_message);
         CHECK(last_gemm_message.find(arg) != std::string::npos);
         CUDA_OK(cudaDeviceSynchronize());
-        for (const Guarded* g : {o.c.get(), o.out.get(), o.scales.get(), o.col_out.get(), o.col_scales.get()}) {
-            if (!g) continue;
-            const std::vector<uint8_t> b = g->download("a refused call's output");
-            CHECK_MESSAGE(std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == kPoison; }), "a refused call wrote output");
-        }
+        o.check_untouched();
     }
 }
 
