@@ -978,6 +978,52 @@ TEST_CASE("aScales and bScales need 4-byte alignment only: one float into their 
     }
 }
 
+TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a cluster per unit sums K slices "
+          "through shared memory): every output checked, C the same whatever the outputs") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(71);
+    struct Shape {
+        int64_t m, n, k;
+        bool offsets;
+        int32_t gate, block;
+    };
+    // K from 4 blocks (a split of 2) to 56 (up to 8 CTAs a unit); M under, at and over one tile; every pairing.
+    const Shape shapes[] = {{128, 4096, 7168, false, FQ_GATE_LAYOUT_SPLIT, 32},
+                            {1, 256, 512, false, FQ_GATE_LAYOUT_INTERLEAVED, 32},
+                            {77, 512, 1024, true, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, 32},
+                            {300, 768, 2048, false, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, 64},
+                            {500, 1024, 1000, true, FQ_GATE_LAYOUT_SPLIT, 32}};
+    Stats st;
+    for (const Shape& sh : shapes) {
+        Problem p = sized_problem(rng, {sh.m}, sh.n, sh.k);
+        p.has_offsets = sh.offsets;
+        p.has_alpha = true;
+        fill_data(rng, p);
+        compute_reference(p, all_owned_rows(p));
+        CAPTURE(p.describe());
+        const DeviceProblem dp(p);
+        GpuOutputs base(p, Variant::c_only());
+        REQUIRE_MESSAGE(call_gemm(gpu.h, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
+                        last_gemm_message);
+        CUDA_OK(cudaDeviceSynchronize());
+        const std::vector<uint16_t> base_c = as_u16(base.c->download("C (C-only run)"));
+        for (int32_t outputs : {int32_t(FQ_OUTPUT_ROWWISE), int32_t(FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE)}) {
+            Variant v;
+            v.gate = sh.gate, v.block = sh.block, v.outputs = outputs, v.col_block = 128;
+            v.prob = v.c = v.d = true;
+            v.act = outputs == FQ_OUTPUT_ROWWISE ? FQ_ACTIVATION_SILU : FQ_ACTIVATION_SWIGLU_OAI;
+            GpuOutputs o(p, v);
+            REQUIRE_MESSAGE(call_gemm(gpu.h, p, v, dp.operands(p), o.ptrs(), nullptr) == FQ_STATUS_SUCCESS, last_gemm_message);
+            CUDA_OK(cudaDeviceSynchronize());
+            check_outputs(p, v, o, &base_c, st);
+            CHECK_MESSAGE(as_u16(o.c->download("C")) == base_c, "C differs from the C-only run's: ", v.describe());
+        }
+    }
+    MESSAGE("split K: ", st.runs, " runs, ", st.c_values, " C values (worst error/tolerance ", st.worst, "), ", st.d_values,
+            " D values, ", st.out_bytes, " quantized bytes");
+}
+
 // ---- (d) Graph replay -------------------------------------------------------------------------------------------
 
 TEST_CASE("a captured fqGroupedGemm replays with new offsets, counts, A, A scales and probabilities at the same "

@@ -1,8 +1,9 @@
 // Grouped FP8 GEMM with the activation + quantization epilogue fused, for Hopper (sm_90a).
 //
-// Persistent CTAs, in clusters of two, walk work units. A unit is 128 rows of A (a tile anchored at a multiple
-// of 128, so columnwise blocks of the stacked rows lie inside it) x 128 output columns (one 1x128 quantization
-// group, i.e. two 128-column C tiles of gate/up pairs); the two CTAs of a cluster take the same rows and
+// Persistent CTAs, in clusters of two, walk work units (small one-group GEMMs take the split-K variant: see
+// the kernel). A unit is 128 rows of A (a tile anchored at a multiple of 128, so columnwise blocks of the
+// stacked rows lie inside it) x 128 output columns (one 1x128 quantization group, i.e. two 128-column C tiles
+// of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
 // once per pair). Warp roles:
 //  - warp 0: the producer: lane 0 issues every TMA load into a 4-stage pipeline, and the warp copies each
@@ -52,10 +53,12 @@ constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
 constexpr int kStages = FQ_LAB_STAGES;
 constexpr int kSlots = FQ_LAB_SLOTS;  // C-tile slots: a unit fills two while the epilogue drains the previous unit's
 constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
+constexpr int kMaxSplit = 8;    // CTAs splitting K of one unit (a portable cluster size)
 constexpr int kThreads = 384;
 constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
+constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
 constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
@@ -74,6 +77,8 @@ struct SharedStorage {
     float b_scale[kStages][2];
     uint64_t full[kStages], empty[kStages];     // the TMA pipeline
     uint64_t slot_full[kSlots], slot_empty[kSlots];
+    uint64_t split_ready[2], split_done[2];     // split K: C tile t's partial sums written / read, cluster-wide;
+    uint64_t split_y;                           // every row's y in its CTA's slots (columnwise outputs)
 };
 // The 128-byte swizzle repeats every 1024 bytes of shared address, so the tiles start on such a boundary: the
 // dynamic shared memory is declared 1024-aligned (the kernel has no static shared memory, so nothing precedes it).
@@ -88,6 +93,7 @@ struct Params {
     int64_t m, n, h;
     int32_t groups;
     int32_t cluster;                // CTAs per cluster sharing A: 1 or 2
+    int32_t split;                  // CTAs per cluster splitting K of one unit (split kernel: 2 .. kMaxSplit; else 1)
     int64_t m_tiles, unit_cols_tiles, pair_cols, k_blocks, n_blocks;
     const int32_t* offsets;
     const int32_t* counts;
@@ -124,19 +130,21 @@ struct Params {
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
 
-// The two CTAs of a cluster take units (t0, d0) with the same rows and neighbouring 128-column blocks. A CTA
-// whose block lies past the outputs still runs the pair's pipeline (its peer needs its half of A).
+// The two CTAs of a cluster sharing A take units (t0, d0) with the same rows and neighbouring 128-column blocks
+// (share_rank: 0 or 1). A CTA whose block lies past the outputs still runs the pair's pipeline (its peer needs
+// its half of A). The CTAs of a split-K cluster all take the same unit (share_rank 0).
 struct Unit {
     int64_t t0, d0;
 };
-__device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t rank) {
-    return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + rank) * kUnitCols};
+__device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t share_rank) {
+    return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + share_rank) * kUnitCols};
 }
-// Every role walks the same units in the same order; the loop over pairs is written once, here.
+// Every role walks the same units in the same order; the loop over pairs (one per cluster of `ctas`) is
+// written once, here.
 template <class Body>
-__device__ __forceinline__ void for_each_unit(const Params& p, uint32_t rank, Body&& body) {
+__device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_t share_rank, Body&& body) {
     const int64_t pairs = p.m_tiles * p.pair_cols;
-    for (int64_t pair = blockIdx.x / p.cluster; pair < pairs; pair += gridDim.x / p.cluster) body(unit_of(p, pair, rank));
+    for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += gridDim.x / ctas) body(unit_of(p, pair, share_rank));
 }
 
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
@@ -395,22 +403,24 @@ struct RowMask {
     }
 };
 
-// Columnwise blocks of the unit (y in the slots as fp32): item = (column c, block b of col_block rows).
-__device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u, const uint32_t* tile0,
-                                                 const uint32_t* tile1, const RowMask& valid, int etid, float ub) {
+// Columnwise blocks of the unit (y in the slots as fp32): items (column c, block b of col_block rows) first,
+// first + step, ...; y_at(t, r, i): y of row r, column i of C tile t's slot (this CTA's, or under split K the
+// row's owner's).
+template <class YAt>
+__device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u, const RowMask& valid, int first, int step,
+                                                 float ub, YAt&& y_at) {
     const int blocks = kTileM / p.col_block;
-    for (int item = etid; item < kUnitCols * blocks; item += kEpilogueThreads) {
+    for (int item = first; item < kUnitCols * blocks; item += step) {
         const int c = item % kUnitCols, r_lo = (item / kUnitCols) * p.col_block;
         const int64_t col = u.d0 + c;
         if (col >= p.h) continue;
-        const float* y = reinterpret_cast<const float*>(c < kHalfN ? tile0 : tile1);
-        const int i = c % kHalfN;
+        const int t = c / kHalfN, i = c % kHalfN;
         float amax = 0.0f;
         bool any = false;
         for (int r = r_lo; r < r_lo + p.col_block; ++r) {
             if (!valid[r]) continue;
             any = true;
-            amax = fmaxf(amax, fabsf(y[r * kSlotWords + slot_word(r, i)]));
+            amax = fmaxf(amax, fabsf(y_at(t, r, i)));
         }
         if (!any) continue;  // a block with no valid row writes neither data nor scale
         const float sc = group_scale(amax, ub, p.qp);
@@ -420,17 +430,79 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
         for (int r = r_lo; r < r_lo + p.col_block; ++r) {
             if (!valid[r]) continue;
             const int64_t row = u.t0 + r;
-            float v[1] = {y[r * kSlotWords + slot_word(r, i)]};
+            float v[1] = {y_at(t, r, i)};
             p.col_out[p.col_transpose ? col * p.m + row : row * p.out_ld + col] = uint8_t(quantize_codes(v, d, in_range, p.qp));
         }
     }
+}
+
+// Split K, C tile t of the cluster's unit, by the consumer threads: this CTA's partial sums (`total`: rows
+// row_local and row_local + 8, this thread's columns) into its scratch; once every CTA of the cluster has
+// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into the tile's
+// slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
+// cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
+// tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
+template <class Acquire>
+__device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, int t, const float (&total)[64],
+                                               float alpha, int row_local, int quad, int rows_lo, int rows_hi,
+                                               Acquire&& acquire) {
+    using namespace sm90;
+    const int lane = threadIdx.x % 32, ctid = threadIdx.x - (kThreads - kConsumerThreads);
+    float2* scratch = t == 0 ? reinterpret_cast<float2*>(&s.slot[1][0][0]) : reinterpret_cast<float2*>(&s.a[0][0]);
+    if (t == 1) {  // the stage buffers: both warpgroups' MMAs have read them (either may finish first), and
+        named_barrier(kConsumerBarrier, kConsumerThreads);
+        fence_proxy_async_shared();  // those reads and TMA's writes were the async proxy's
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // a row is 64 float2 (column pairs), placed as a slot row places its words
+        const int r = row_local + 8 * h;
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
+            scratch[r * kSlotWords + slot_word(r, 4 * k + quad)] = make_float2(total[4 * k + 2 * h], total[4 * k + 2 * h + 1]);
+    }
+    // Every CTA's warps say "written" to every CTA (lane c to CTA c), after a fence that makes the writes visible.
+    fence_cluster();
+    __syncwarp();
+    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_ready[t]), lane));
+    mbar_wait(smem_addr(&s.split_ready[t]), 0);
+    fence_cluster();
+    acquire();
+    if (t == 1) mbar_wait(smem_addr(&s.split_done[0]), 0);
+    uint32_t(*slot)[kSlotWords] = s.slot[t];
+    const uint32_t scratch_at = smem_addr(scratch);
+    for (int item = ctid; item < (rows_hi - rows_lo) * (kSlotWords / 2); item += kConsumerThreads) {
+        const int r = rows_lo + item / (kSlotWords / 2);
+        const int w = slot_word(r, 2 * (item % (kSlotWords / 2)));  // pairs w, w + 1: adjacent (even w)
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int c = 0; c < p.split; ++c) {
+            const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, uint32_t(c)));
+            sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+        }
+        const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
+        uint32_t packed[2];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {  // the hardware conversion except for NaN (its NaN differs from float_to_bf16's)
+            const float lo = c4[2 * j], hi = c4[2 * j + 1];
+            packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi)
+                                             : uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
+        }
+        *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
+    }
+    fence_cluster();  // the reads of the peers' scratch are done before they may reuse it
+    __syncwarp();
+    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_done[t]), lane));
 }
 
 #endif  // FQ_SM90A
 
 // ---- The kernel ------------------------------------------------------------------------------------------
 
-template <Pairing P>
+// kSplitK: the split-K kernel, for GEMMs with fewer units than half the SMs (one group): a cluster of p.split
+// CTAs takes one unit, CTA r the r-th slice of K; each C tile's fp32 partial sums meet in shared memory, and
+// CTA r sums rows [128 r / split, 128 (r + 1) / split) of them across the cluster (DSMEM) and runs the
+// epilogue's rows on those; columnwise blocks read each row's y from the CTA that holds it. A separate kernel,
+// so the other's code stays as it is.
+template <Pairing P, bool kSplitK>
 __global__ void __launch_bounds__(kThreads, 1)
     grouped_gemm_sm90(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b) {
@@ -439,7 +511,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ __align__(1024) uint8_t smem_raw[];  // see kSmemBytes
     auto& s = *reinterpret_cast<SharedStorage*>(smem_raw);
     const int warp_id = threadIdx.x / 32;
-    const uint32_t rank = p.cluster > 1 ? cluster_rank() : 0;
+    const int ctas = kSplitK ? p.split : p.cluster;  // CTAs per cluster
+    const uint32_t rank = ctas > 1 ? cluster_rank() : 0;
+    const uint32_t share_rank = kSplitK ? 0 : rank;
+    // This CTA's K blocks, and (split K) the rows of each unit it finishes.
+    const int64_t kb_lo = kSplitK ? rank * p.k_blocks / p.split : 0;
+    const int64_t kb_hi = kSplitK ? (rank + 1) * p.k_blocks / p.split : p.k_blocks;
+    const int my_rows_lo = kSplitK ? int(rank) * kTileM / p.split : 0;
+    const int my_rows_hi = kSplitK ? int(rank + 1) * kTileM / p.split : kTileM;
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
@@ -450,9 +529,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(&s.slot_full[i], kConsumerThreads);
             mbar_init(&s.slot_empty[i], kEpilogueThreads);
         }
+        for (int t = 0; t < 2; ++t) {  // one arrival per consumer warp of the cluster
+            mbar_init(&s.split_ready[t], ctas * kConsumerThreads / 32);
+            mbar_init(&s.split_done[t], ctas * kConsumerThreads / 32);
+        }
+        mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
         fence_barrier_init();
     }
-    if (p.cluster > 1) cluster_sync();  // the peer's barriers exist before anything lands on them
+    if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
     else __syncthreads();
 
     // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
@@ -470,7 +554,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef FQ_LAB_NO_LOAD
             int64_t lab_loads = 0;
 #endif
-            for_each_unit(p, rank, [&](const Unit& u) {
+            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
                 for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                     for (int t = 0; t < 2; ++t) {
                         const int64_t d = u.d0 + kHalfN * t;
@@ -482,7 +566,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const float* a_scales = p.a_scales + u.t0;
                         const float* b_scales = p.b_scales +
                             (g * p.n_blocks + (lane == 0 ? rows.first : rows.second) / kTileK) * p.k_blocks;
-                        for (int64_t kb = 0; kb < p.k_blocks; ++kb) {
+                        for (int64_t kb = kb_lo; kb < kb_hi; ++kb) {
                             mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
                             if (lab_loads++ >= kStages) {
@@ -532,12 +616,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                         *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
             }
             int64_t filled = 0;  // C tiles taken from the ring so far
-            for_each_unit(p, rank, [&](const Unit& u) {
-                RowMask valid;  // rows of the unit some group owns
+            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+                RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
                 bool any = false;
                 for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
                     any = true;
-                    valid.add(int(lo - u.t0), int(hi - u.t0));
+                    valid.add(max(int(lo - u.t0), my_rows_lo), min(int(hi - u.t0), my_rows_hi));
+                    valid_all.add(int(lo - u.t0), int(hi - u.t0));
                 });
                 if (!any) return;
                 uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
@@ -566,9 +651,26 @@ __global__ void __launch_bounds__(kThreads, 1)
                     pending = -1;
                 }
                 if (pending >= 0) epilogue_rows<P, 1>(p, u, tile0, tile1, {pending}, {pending_prob}, lane, ub);
-                if (p.columnwise) {
+                if (p.columnwise && !kSplitK) {
                     named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
-                    epilogue_columns(p, u, tile0, tile1, valid, etid, ub);
+                    epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
+                        return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
+                    });
+                } else if (p.columnwise) {
+                    // Split K: every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the
+                    // cluster's CTAs take turns at the columns, reading each row's y where it lies (DSMEM).
+                    fence_cluster();
+                    __syncwarp();
+                    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_y), lane));
+                    mbar_wait(smem_addr(&s.split_y), 0);
+                    fence_cluster();
+                    const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
+                    epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
+                                     [&](int t, int r, int i) {
+                                         const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
+                                         return ld_cluster_f32(cluster_address(
+                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
+                                     });
                 }
                 for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
                 filled += 2;
@@ -589,13 +691,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         // operand descriptors at desc + i * kStageDescStep. A CTA without a peer arrives twice on its own barrier
         // (the count is the same either way, so the loop has no branch on the cluster size).
         const uint32_t full0 = smem_addr(&s.full[0]);
-        const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), 0),
-                                      cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : 0)};
+        const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 0 : rank),
+                                      cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : rank)};
         const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0] + half * 64 * kTileK);
         const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0]);
         static_assert(sizeof(s.a[0]) == sizeof(s.b[0]), "one descriptor step for both operands");
         constexpr uint32_t kStageDescStep = sizeof(s.a[0]) >> 4;  // descriptors count 16-byte units
-        const int k_blocks = int(p.k_blocks);
+        const int k_blocks = int(kb_hi - kb_lo);
         auto release_stage = [&] {
             if (lane == 0) {
                 mbar_arrive_remote(empty_at[0] + 8 * stage);
@@ -603,7 +705,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         };
-        for_each_unit(p, rank, [&](const Unit& u) {
+        for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
             auto acquire = [&](int t) {  // the slot of C tile t, once the epilogue has drained it
@@ -655,6 +757,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                         for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
                     }
                     if (!p.stash) continue;
+                    if constexpr (kSplitK) {
+                        split_k_reduce(p, s, t, total, alpha, row_local, quad, my_rows_lo, my_rows_hi, [&] { acquire(t); });
+                        continue;
+                    }
 
                     // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into the tile's slot,
                     // in the tile's column order (the epilogue resolves the pairs)
@@ -687,7 +793,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             filled += 2;
         });
     }
-    if (p.cluster > 1) cluster_sync();  // no CTA leaves while its peer may still signal its barriers
+    if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
 }
 
@@ -730,64 +836,105 @@ fqStatus_t make_map(EncodeTiled encode, CUtensorMap* map, const char* what, cons
     return FQ_STATUS_SUCCESS;
 }
 
-// Launches the persistent grid on at most `sm_count` SMs, in clusters of two sharing A where
-// the unit columns pair up and the device can co-schedule enough pairs.
-template <Pairing P>
-fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
+// Asks once per kernel for the shared memory it needs.
+template <Pairing P, bool kSplitK>
+cudaError_t prepare_kernel() {
     static std::once_flag once;
     static cudaError_t attr = cudaSuccess;
     std::call_once(once, [] {
-        attr = cudaFuncSetAttribute(grouped_gemm_sm90<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
+        attr = cudaFuncSetAttribute(grouped_gemm_sm90<P, kSplitK>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
     });
-    if (attr != cudaSuccess)
-        return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
-                    cudaGetErrorString(attr));
+    return attr;
+}
+
+// How many clusters of `size` CTAs of the kernel the device holds at once (fewer than sm_count / size where its
+// GPCs' SM counts are not multiples of size); asked once per kernel, SM count and size.
+template <Pairing P, bool kSplitK>
+int max_active_clusters(int sm_count, int size) {
+    static std::mutex mu;
+    static int cached_sms = -1, cached[kMaxSplit + 1] = {};
+    std::lock_guard<std::mutex> lock(mu);
+    if (cached_sms != sm_count) {
+        for (int& c : cached) c = -1;
+        cached_sms = sm_count;
+    }
+    if (cached[size] < 0) {
+        cudaLaunchConfig_t cfg{};
+        cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = kSmemBytes;
+        cfg.gridDim = dim3(unsigned(size * (sm_count / size)));
+        cudaLaunchAttribute cluster{};
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = unsigned(size);
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = 1;
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P, kSplitK>, &cfg) != cudaSuccess) {
+            (void)cudaGetLastError();
+            n = 0;
+        }
+        cached[size] = n;
+    }
+    return cached[size];
+}
+
+// The launch: `clusters` clusters of `size` CTAs (at most one per SM).
+template <Pairing P, bool kSplitK>
+fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMap& b, int64_t clusters, int size,
+                         cudaStream_t stream) {
     cudaLaunchConfig_t cfg{};
     cfg.blockDim = dim3(kThreads);
     cfg.dynamicSmemBytes = kSmemBytes;
     cfg.stream = stream;
+    cfg.gridDim = dim3(unsigned(clusters * size));
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = unsigned(size);
+    cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, grouped_gemm_sm90<P, kSplitK>, p, a, b);
+    if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
+    return FQ_STATUS_SUCCESS;
+}
 
-    // How many pairs the device holds at once (fewer than sm_count / 2 where its GPCs have odd SM counts);
-    // asked once per SM count.
-    static std::mutex mu;
-    static int cached_sms = -1, cached_pairs = 0;
-    int max_pairs = 0;
-    {
-        std::lock_guard<std::mutex> lock(mu);
-        if (cached_sms != sm_count) {
-            cfg.gridDim = dim3(2 * unsigned(sm_count / 2));
-            cluster.val.clusterDim.x = 2;
-            cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-            cfg.attrs = &cluster;
-            cfg.numAttrs = 1;
-            int n = 0;
-            if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P>, &cfg) != cudaSuccess) {
-                (void)cudaGetLastError();
-                n = 0;
-            }
-            cached_sms = sm_count;
-            cached_pairs = n;
-        }
-        max_pairs = cached_pairs;
+// Launches the persistent grid on at most `sm_count` SMs. A GEMM with fewer units than half the SMs (one
+// group; whatever the outputs, so that C does not depend on them) takes the split-K kernel: the most CTAs per unit (up to kMaxSplit, each at
+// least two K blocks) for which every unit's cluster runs at once. Otherwise clusters of two sharing A where the
+// unit columns pair up and the device can co-schedule enough pairs.
+template <Pairing P>
+fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
+    for (cudaError_t e : {prepare_kernel<P, false>(), prepare_kernel<P, true>()})
+        if (e != cudaSuccess)
+            return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
+                        cudaGetErrorString(e));
+    const int64_t units = p.m_tiles * p.unit_cols_tiles;
+    p.split = 1;
+    if (p.groups == 1 && p.stash && 2 * units <= sm_count)
+        for (int split = kMaxSplit; split >= 2 && p.split == 1; --split)
+            if (p.k_blocks >= 2 * split && units <= max_active_clusters<P, true>(sm_count, split)) p.split = split;
+#ifdef FQ_GEMM_LAB  // the kernel lab may force the split and the cluster size, and reports the launch
+    if (const char* force = std::getenv("LAB_SPLIT")) p.split = std::atoi(force);
+#endif
+    if (p.split > 1) {
+        p.cluster = 1;
+        p.pair_cols = p.unit_cols_tiles;
+#ifdef FQ_GEMM_LAB
+        std::fprintf(stderr, "launch: split K over %d CTAs, %lld units\n", p.split, (long long)units);
+#endif
+        return launch_kernel<P, true>(p, a, b, units, p.split, stream);
     }
+    const int max_pairs = max_active_clusters<P, false>(sm_count, 2);
     p.cluster = p.unit_cols_tiles >= 2 && max_pairs > 0 ? 2 : 1;
-#ifdef FQ_GEMM_LAB  // the kernel lab may force the cluster size and reports the launch
+#ifdef FQ_GEMM_LAB
     if (const char* force = std::getenv("LAB_CLUSTER")) p.cluster = std::atoi(force);
     std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
 #endif
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
     const int64_t pairs = p.m_tiles * p.pair_cols;
     const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
-    cfg.gridDim = dim3(unsigned(p.cluster * (pairs < slots ? pairs : slots)));
-    cluster.val.clusterDim.x = unsigned(p.cluster);
-    cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-    cfg.attrs = &cluster;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, grouped_gemm_sm90<P>, p, a, b);
-    if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
-    return FQ_STATUS_SUCCESS;
+    return launch_kernel<P, false>(p, a, b, pairs < slots ? pairs : slots, p.cluster, stream);
 }
 
 int32_t log2_of(int64_t v) {  // v a power of two (the refusal admits no other group or block)

@@ -109,6 +109,24 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t remote) {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// Orders this thread's earlier shared-memory accesses before its later ones as seen across the cluster: with an
+// arrival after it, a release; after a wait, an acquire (data handed between CTAs through shared memory).
+__device__ __forceinline__ void fence_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
+// Orders generic-proxy accesses after the async proxy's (TMA writes, wgmma reads) to the same shared memory.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// One float / four floats at shared::cluster address `remote` (this CTA's or a peer's shared memory).
+__device__ __forceinline__ float ld_cluster_f32(uint32_t remote) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+__device__ __forceinline__ float4 ld_cluster_f4(uint32_t remote) {
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(remote) : "memory");
+    return v;
+}
+
 // ---- wgmma: D[64 x 128] (+)= A[64 x 32] * B[128 x 32]^T, FP8 e4m3 operands in shared memory, fp32 D -------
 
 // Shared-memory matrix descriptor of a K-major operand tile stored by TMA with the 128-byte swizzle: rows of
