@@ -522,7 +522,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
-            mbar_init(&s.full[i], 1);                                   // the producer's expect_tx arrival
+            mbar_init(&s.full[i], 1 + 32);  // the producer's expect_tx arrival, its 32 lanes' scale copies
             mbar_init(&s.empty[i], 2 * kConsumerThreads / 32);  // each consumer warp of the pair (or twice, alone)
         }
         for (int i = 0; i < kSlots; ++i) {
@@ -570,6 +570,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
                             if (lab_loads++ >= kStages) {
+                                mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
                                 if (lane == 0) mbar_arrive(&s.full[stage]);
                                 if (++stage == kStages) { stage = 0; phase ^= 1; }
                                 continue;

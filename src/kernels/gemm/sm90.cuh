@@ -53,10 +53,11 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) { mbar
 __device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
 }
-// The barrier's current phase also waits for every cp.async this thread issued so far (the arrival is counted
-// in advance, so the barrier's expected count does not change).
+// One arrival on the barrier, made once every cp.async this thread issued so far has landed (.noinc: the
+// barrier's expected count includes these arrivals; without it the count is raised ahead of each one, which
+// compute-sanitizer's synccheck reports as a barrier overflow).
 __device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
-    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
 // ---- TMA: a 2-D box of a tensor map into shared memory, completing bytes on an mbarrier -------------------
