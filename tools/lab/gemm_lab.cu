@@ -2,6 +2,9 @@
 // fp64 reference on sampled rows and the quantized outputs byte for byte against the host reference applied to
 // the kernel's own C, and times a shape. For kernel iteration on the device; the tests are tests/.
 //   gemm_lab M N K E [reps] [gate: split|inter|bi32|bi64] [columnwise: 0|1]
+// Environment: LAB_SMALL (A scales 64x smaller, the benchmark's magnitudes), LAB_SKIP_CHECK, LAB_GEMM_ONLY /
+// LAB_NO_C / LAB_NO_Q / LAB_D (what is written), and for the launch LAB_CLUSTER (1 or 2 CTAs sharing A) and
+// LAB_SPLIT (CTAs splitting K of a unit; one group only).
 // Build (here or on the device): tools/lab/gemm_lab.sh
 #include <cuda_runtime.h>
 
