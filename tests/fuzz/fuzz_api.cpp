@@ -4,7 +4,7 @@
 // the scale, workspace and support queries with arbitrary shapes, running fqQuantize (rowwise, columnwise
 // or both) with buffers sized from the queries (capped at a few MB) or deliberately wrong, and running
 // fqGetScaleRepackSize / fqScaleRepack over arbitrary scale types, layouts, shapes, batchings and MoE row
-// offsets. Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
+// offsets, and fqGroupedGemm on small problems (opcode byte 0xFF). Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
 // writes the seed corpus in this format.
 //
 // Besides ASan and UBSan, the target aborts when the library breaks one of its promises:
@@ -20,7 +20,9 @@
 //     accepting an invalid one; fqGetScaleRepackSize of `batch` blocks other than batch x one block;
 //   - fqScaleRepack leaving a byte of dst unwritten (two runs over differently filled destinations differ),
 //     or a repack A -> B -> A differing from A -> A;
-//   - two runs of the same problem writing different bytes.
+//   - two runs of the same problem writing different bytes;
+//   - fqGroupedGemm accepting a wrong buffer (a / b / aScales misaligned, a or output NULL, scales short), a
+//     failing one writing C, D, the output, its scales or the columnwise buffers, or two runs differing.
 // Every output buffer is a heap block of exactly the declared size, so a write past it is an ASan error;
 // the columnwise and repack buffers also lie between guard bytes (poisoned under ASan) that are checked
 // after every call.
@@ -784,6 +786,167 @@ struct Fuzz {
         if (!back.intact() || !same.intact() || !back.same(same)) broken("a repack there and back differs from one in place");
     }
 
+    // fqGroupedGemm on the host backend: a small problem (M <= 48, N <= 128, K <= 256, E <= 4 groups) whose every
+    // input this target allocates at the size the header gives (A [M, lda], B [E*N, K], their scales, E+1
+    // offsets, E counts and alphas, M row probabilities: heap blocks of exactly that size), the GEMM
+    // descriptor's values from the program (NUM_GROUPS sometimes E+1, 0 or -1; any A scale layout; QUANTIZE 0,
+    // 1 or 2), an epilogue slot (its row probabilities and columnwise pointers ours for the call), an output
+    // layout [M, H] of the epilogue's type (sometimes another type or width), and sometimes a mistake.
+    // Promises: a mistake fails; a failing call writes nothing (C, D, output, scales, columnwise); nothing is
+    // written outside the buffers; a call that succeeded writes the same bytes again.
+    void grouped_gemm() {
+        fqHandle_t hh = handle();
+        fqQuantDesc_t epi = desc();
+        const int32_t E = 1 + r.u8() % 4;
+        const int64_t M = r.u8() % 49, N = 2 * (1 + r.u8() % 64);
+        const uint8_t k_lo = r.u8(), k_hi = r.u8();  // (two statements' worth: the reads stay in order)
+        const int64_t K = 1 + (k_lo | int64_t(k_hi) << 8) % 256;
+        const int64_t ld = (K + 15) / 16 * 16, lda = ld + 16 * (r.u8() % 2);
+        const uint8_t gmode = r.u8() % 8;
+        const int32_t ngroups = gmode == 0 ? E + 1 : gmode == 1 ? 0 : gmode == 2 ? -1 : E;
+        const uint8_t lmode = r.u8() % 8;
+        const int32_t a_layout = lmode == 0 ? r.i32() : lmode < 4 ? int32_t(FQ_SCALE_LAYOUT_COL_MAJOR) : int32_t(FQ_SCALE_LAYOUT_COL_MAJOR_TMA);
+        const uint8_t q0 = r.u8(), q1 = r.u8();
+        const int32_t quantize = int32_t(q0 % 4) / 2 + (q1 % 16 == 0);  // 0, 1, sometimes 2
+        const uint8_t flags = r.u8(), omode = r.u8() % 4, mistake = r.u8() % 12, col_mode = r.u8() % 8, seed = r.u8();
+        uint32_t x = 0x243F6A88u ^ (uint32_t(seed) * 0x9E3779B9u);
+        auto next = [&x] { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x; };
+
+        // The GEMM descriptor's group count as it took it (a refused value leaves the default, 1): the library
+        // then reads B's E*N rows as that many weights of N_lib rows, and writes C [M, N_lib], D [M, H_lib].
+        fqGroupedGemmDesc_t g = nullptr;
+        if (check(fqGroupedGemmDescCreate(&g)) != FQ_STATUS_SUCCESS) broken("fqGroupedGemmDescCreate failed");
+        check(fqGroupedGemmDescSetAttribute(g, FQ_GEMM_DESC_NUM_GROUPS, &ngroups, 4));
+        int32_t groups = 0;
+        size_t written = 0;
+        if (check(fqGroupedGemmDescGetAttribute(g, FQ_GEMM_DESC_NUM_GROUPS, &groups, 4, &written)) != FQ_STATUS_SUCCESS || groups < 1 ||
+            groups > E + 1)
+            broken("NUM_GROUPS reads back outside what was set", groups);
+        const int64_t n_lib = (E * N) % groups == 0 ? E * N / groups : N;  // (else refused: B's rows are not E*N)
+
+        // The epilogue: its width, type and outputs, and its row probabilities ours (or NULL) for the call.
+        int32_t gate = FQ_GATE_LAYOUT_SPLIT, out_type = FQ_TYPE_FP8_E4M3FN, outputs = FQ_OUTPUT_ROWWISE;
+        desc_attr(epi, FQ_QUANT_DESC_GATE_LAYOUT, &gate);
+        desc_attr(epi, FQ_QUANT_DESC_OUTPUT_TYPE, &out_type);
+        desc_attr(epi, FQ_QUANT_DESC_OUTPUTS, &outputs);
+        const int64_t H = gate == FQ_GATE_LAYOUT_NONE ? N : N / 2;
+        const int64_t h_lib = gate == FQ_GATE_LAYOUT_NONE ? n_lib : n_lib / 2;
+        if (flags & 0x80) out_type = int32_t(r.u8() % 10);
+        const int64_t out_cols = flags & 0x40 ? H + 2 : H, out_ld = out_cols + 16 * (r.u8() % 2);
+        const void* saved_prob = nullptr;
+        const bool epi_live = desc_attr(epi, FQ_QUANT_DESC_ROW_PROB_POINTER, &saved_prob);
+
+        // Inputs of exactly the stated sizes.
+        const int64_t kb = (K + 127) / 128, nb = std::max((N + 127) / 128 * E, (n_lib + 127) / 128 * groups);
+        const int64_t a_ld = a_layout == FQ_SCALE_LAYOUT_COL_MAJOR ? M : (M + 3) / 4 * 4;
+        Block a(size_t(M * lda), 0x38), b(size_t(E * N * ld), 0x38);
+        for (size_t i = 0; i < a.n; ++i) a.get()[i] = uint8_t(next() % 0x7E);  // finite e4m3, both signs below
+        for (size_t i = 0; i < b.n; ++i) b.get()[i] = uint8_t(next() % 0x7E) | uint8_t(next() & 0x80);
+        std::vector<float> sa(static_cast<size_t>(kb * a_ld)), sb(static_cast<size_t>(nb * kb)),
+            alpha(static_cast<size_t>(E) + 1), prob(static_cast<size_t>(M));
+        for (float& v : sa) v = float(1 + next() % 64) / 4096.0f;
+        for (float& v : sb) v = float(1 + next() % 64) / 4096.0f;
+        for (float& v : alpha) v = float(int(next() % 9) - 4) / 2.0f;
+        for (float& v : prob) v = float(next() % 256) / 256.0f;
+        // E + 2 offsets and E + 1 counts (NUM_GROUPS may be E + 1): non-decreasing in [0, M], or anything.
+        std::vector<int32_t> offsets(size_t(E) + 2), counts(size_t(E) + 1);
+        int32_t at = 0;
+        for (int32_t& o : offsets) o = omode == 3 ? int32_t(next()) : (at = std::min<int32_t>(int32_t(M), at + int32_t(next() % (M / 2 + 2))));
+        if (omode != 3) offsets[0] = 0;
+        for (int32_t& c : counts) c = int32_t(next() % (M + 2)) - (omode == 3 ? 1 : 0);
+
+        // The rest of the GEMM descriptor.
+        std::unique_ptr<Guarded> c(new Guarded(size_t(M * n_lib * 2), 0xA5)), dv(new Guarded(size_t(M * h_lib * 2), 0xA5));
+        auto set = [&](int32_t id, const void* v, size_t n) {
+            if (check(fqGroupedGemmDescSetAttribute(g, id, v, n)) != FQ_STATUS_SUCCESS && id != FQ_GEMM_DESC_A_SCALE_LAYOUT &&
+                id != FQ_GEMM_DESC_QUANTIZE)
+                broken("a pointer attribute of the GEMM descriptor refused", id);
+        };
+        auto set_ptr = [&](int32_t id, const void* p) { set(id, &p, sizeof p); };
+        set(FQ_GEMM_DESC_A_SCALE_LAYOUT, &a_layout, 4);
+        set(FQ_GEMM_DESC_QUANTIZE, &quantize, 4);
+        set_ptr(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, flags & 1 ? offsets.data() : nullptr);
+        set_ptr(FQ_GEMM_DESC_GROUP_COUNTS_POINTER, flags & 2 ? counts.data() : nullptr);
+        set_ptr(FQ_GEMM_DESC_ALPHA_POINTER, flags & 4 ? alpha.data() : nullptr);
+        set_ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, flags & 8 ? c->get() : nullptr);
+        set_ptr(FQ_GEMM_DESC_D_OUTPUT_POINTER, flags & 16 ? dv->get() : nullptr);
+
+        // Layouts, the output and its scales (sized by the query), the columnwise buffers.
+        fqTensorLayout_t la = nullptr, lb = nullptr, lo = nullptr;
+        check(fqTensorLayoutCreate(&la, FQ_TYPE_FP8_E4M3FN, M, K, lda));
+        check(fqTensorLayoutCreate(&lb, FQ_TYPE_FP8_E4M3FN, E * N, K, ld));
+        check(fqTensorLayoutCreate(&lo, out_type, M, out_cols, out_ld));
+        size_t sbytes = 0;
+        if (!lo || fqGetScaleBufferSize(epi, M, out_cols, FQ_OUTPUT_ROWWISE, &sbytes) != FQ_STATUS_SUCCESS || sbytes > size_t(kMaxScaleBytes))
+            sbytes = 1;
+        const bool fp4 = out_type == FQ_TYPE_FP4_E2M1;
+        const size_t out_bytes = size_t(fp4 ? (M * out_ld + 1) / 2 : M * out_ld);
+        std::unique_ptr<Guarded> out(new Guarded(out_bytes, 0xA5)), sc(new Guarded(sbytes, 0xA5));
+        Columnwise col;
+        const bool col_ours = (outputs & FQ_OUTPUT_COLUMNWISE) && lo && col.prepare(*this, epi, lo, col_mode);
+        if (epi_live) {
+            const float* p = flags & 32 ? prob.data() : nullptr;
+            if (fqQuantDescSetAttribute(epi, FQ_QUANT_DESC_ROW_PROB_POINTER, &p, sizeof p) != FQ_STATUS_SUCCESS)
+                broken("row probabilities not set");
+        }
+        // Columnwise pointers this target cannot back (the epilogue slot's own, into the pools): skip.
+        const void *own_col = nullptr, *own_col_sc = nullptr;
+        desc_attr(epi, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &own_col);
+        desc_attr(epi, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &own_col_sc);
+        const bool skip = (outputs & FQ_OUTPUT_COLUMNWISE) && !col_ours && (own_col || own_col_sc);
+
+        const void* ap = a.get();
+        const void* bp = b.get();
+        const void* sap = sa.data();
+        void* op = out->get();
+        size_t sdecl = sbytes;
+        const bool rowwise_q = quantize == 1 && (outputs & FQ_OUTPUT_ROWWISE);
+        bool must_fail = false;
+        std::unique_ptr<Guarded> shifted;  // a or b 1..15 bytes past a 16-byte boundary
+        switch (mistake) {
+            case 6: case 7: {
+                const size_t n = mistake == 6 ? a.n : b.n;
+                shifted.reset(new Guarded(n, 0x38, 1 + next() % 15));
+                std::memcpy(shifted->get(), mistake == 6 ? a.get() : b.get(), n);
+                (mistake == 6 ? ap : bp) = shifted->get();
+                must_fail = M > 0;
+                break;
+            }
+            case 8: if (rowwise_q && sbytes > 1) { sdecl = sbytes - 1 - next() % (sbytes - 1); must_fail = true; } break;
+            case 9: ap = nullptr; must_fail = M > 0; break;
+            case 10: if (!sa.empty()) { sap = reinterpret_cast<const uint8_t*>(sa.data()) + 2; must_fail = M > 0; } break;
+            case 11: op = nullptr; must_fail = M > 0 && rowwise_q; break;
+            default: break;
+        }
+        must_fail |= col.wrong && M > 0 && quantize == 1;
+        auto untouched = [&] {
+            return c->holds(0xA5) && dv->holds(0xA5) && out->holds(0xA5) && sc->holds(0xA5) && col.untouched();
+        };
+        auto intact = [&] { return c->intact() && dv->intact() && out->intact() && sc->intact() && col.intact(); };
+        if (!skip) {
+            const fqStatus_t st = check(fqGroupedGemm(hh, g, epi, la, ap, sap, lb, bp, sb.data(), lo, op, sc->get(), sdecl, nullptr),
+                                        "fqGroupedGemm");
+            if (!intact()) broken("a write outside fqGroupedGemm's buffers", st);
+            if (must_fail && st == FQ_STATUS_SUCCESS) broken("fqGroupedGemm accepted a wrong buffer", mistake);
+            if (st != FQ_STATUS_SUCCESS && !untouched()) broken("a failing fqGroupedGemm wrote its outputs", st);
+            if (st == FQ_STATUS_SUCCESS && mistake < 6 && !col_ours) {  // the same bytes again
+                Guarded c2(c->size(), 0xA5), d2(dv->size(), 0xA5), out2(out->size(), 0xA5), sc2(sc->size(), 0xA5);
+                set_ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, flags & 8 ? c2.get() : nullptr);
+                set_ptr(FQ_GEMM_DESC_D_OUTPUT_POINTER, flags & 16 ? d2.get() : nullptr);
+                if (check(fqGroupedGemm(hh, g, epi, la, ap, sap, lb, bp, sb.data(), lo, out2.get(), sc2.get(), sdecl, nullptr)) !=
+                        FQ_STATUS_SUCCESS || !c2.intact() || !d2.intact() || !out2.intact() || !sc2.intact() ||
+                    !c->same(c2) || !dv->same(d2) || !out->same(out2) || !sc->same(sc2))
+                    broken("a second fqGroupedGemm wrote different bytes");
+            }
+        }
+        if (epi_live && fqQuantDescSetAttribute(epi, FQ_QUANT_DESC_ROW_PROB_POINTER, &saved_prob, sizeof saved_prob) != FQ_STATUS_SUCCESS)
+            broken("row probabilities not restored");
+        check(fqTensorLayoutDestroy(la));
+        check(fqTensorLayoutDestroy(lb));
+        check(fqTensorLayoutDestroy(lo));
+        check(fqGroupedGemmDescDestroy(g));
+    }
+
     void set_pool() {
         const size_t i = r.u8() % 32;
         uint32_t bits = r.u32();
@@ -793,7 +956,12 @@ struct Fuzz {
 
     void run() {
         while (r.more()) {
-            switch (r.u8() % 16) {
+            const uint8_t op = r.u8();
+            if (op == 0xFF) {  // (an opcode byte of its own, so earlier corpus files keep their meaning but for it)
+                grouped_gemm();
+                continue;
+            }
+            switch (op % 16) {
                 case 0: create_handle(); break;
                 case 1: create_desc(); break;
                 case 2: create_layout(); break;

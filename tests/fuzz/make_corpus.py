@@ -10,9 +10,10 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "corpus"
 
-# Opcodes (Fuzz::run): the byte modulo 16.
+# Opcodes (Fuzz::run): the byte modulo 16, except 0xFF (fqGroupedGemm).
 CREATE_HANDLE, CREATE_DESC, CREATE_LAYOUT, DESTROY, SET_DESC, _, GET_DESC, SET_LAYOUT, GET_LAYOUT, HANDLE_ATTR, \
     VARIANTS, SCALE_QUERIES, SUPPORT, SET_POOL, QUANTIZE, REPACK = range(16)
+GEMM = 0xFF
 
 # Header values used below.
 A = dict(ACTIVATION=0, GATE_LAYOUT=1, GATE_ORDER=2, GATE_BLOCK_WIDTH=3, INTERMEDIATE_ROUNDING=4, SCHEME=5,
@@ -121,6 +122,20 @@ class Program:
         return self.op(REPACK, b)
 
 
+def gemm(p, groups=1, m=40, n=128, k=200, pad=0, gmode=4, a_layout=5, quantize=2, flags=0x1F, omode=0, mistake=0, col=0,
+         seed=7, out_pad=0, out_type=None):
+    """Fuzz::grouped_gemm with the handle and epilogue slot 0: groups 1..4, m < 49, n even <= 128, k 1..256; gmode
+    0: NUM_GROUPS E + 1, 1: 0, 2: -1, else E; a_layout 0: raw (not used here), 1-3 COL_MAJOR, else COL_MAJOR_TMA;
+    quantize byte 0-1: 0, 2-3: 1; flags: 1 offsets, 2 counts, 4 alpha, 8 C, 16 D, 32 prob, 64 output width wrong,
+    128 output type from the byte out_type; omode 3: raw offsets; mistake 6-11 (see there); col: columnwise mode."""
+    b = bytearray([0, 0, groups - 1, m, n // 2 - 1, (k - 1) & 255, (k - 1) >> 8, pad, gmode, a_layout, quantize, 1,
+                   flags | (0x80 if out_type is not None else 0), omode, mistake, col, seed])
+    if out_type is not None:
+        b.append(out_type)
+    b.append(out_pad)
+    return p.op(GEMM, b)
+
+
 def gated(act=1, gate=1, group=128):
     return Program().desc().set_i32("ACTIVATION", act).set_i32("GATE_LAYOUT", gate).set_i32("GROUP_SIZE", group)
 
@@ -212,6 +227,18 @@ def seeds():
     p.repack(E8M0, 2, 17, 4, BLOCKS, PACKED, SWIZZLED, mistake=7, extra=(5,))
     p.repack(E8M0, 2, 9, 4, STACKED_TO_BLOCKS, ROW_MAJOR, SWIZZLED, omode=6, offsets=(0, 4, 9), shift=2, stacked=(0,))
     s["repack-mistakes"] = p.repack(E8M0, 2, 9, 4, BLOCKS, ROW_MAJOR, SWIZZLED, omode=1, offsets=(0, 4, 9))
+    p = gated(act=6).set_ptr("SCALE_UB_POINTER", 2).pool(0, 1.0)
+    gemm(p, groups=3, m=45, n=128, k=200)
+    gemm(p, groups=1, m=17, n=64, k=130, flags=0x0F, seed=9)
+    s["gemm-swiglu-three-groups"] = gemm(p, groups=4, m=48, n=96, k=256, pad=1, a_layout=1, flags=0x3F, omode=3, seed=11)
+    p = gated(group=64).set_i32("OUTPUTS", ROWWISE | COLUMNWISE).set_i32("COLUMNWISE_BLOCK", 32)
+    gemm(p, groups=2, m=40, n=128, k=100, col=0)
+    s["gemm-both-columnwise"] = gemm(p, groups=2, m=40, n=128, k=100, col=7, seed=3)
+    p = gated(gate=2).set_i32("OUTPUT_TYPE", INT8)
+    for m in range(6, 12):
+        gemm(p, groups=2, m=33, n=64, k=64, mistake=m, seed=m)
+    gemm(p, gmode=0).op(GEMM, bytearray([0, 0, 1, 20, 31, 63, 0, 0, 1, 4, 2, 1, 0x9F, 0, 0, 0, 5, INT8, 0]))
+    s["gemm-mistakes-and-wrong-groups"] = gemm(p, groups=2, gmode=2, quantize=0, flags=0x48)
     p = Program().repack(E8M0, 2**40, 2**62, 6, BLOCKS, ROW_MAJOR, SWIZZLED, seed=31)
     p.repack(FP32, 1, 2**62, 2**62, BLOCKS, COL_MAJOR_TMA, ROW_MAJOR, seed=1)
     s["repack-extreme-shapes"] = p.repack(E8M0, 3, 0, 1, BLOCKS_TO_STACKED, ROW_MAJOR, PACKED, omode=1,
