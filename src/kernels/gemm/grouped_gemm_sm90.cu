@@ -442,6 +442,9 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
 // slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
 // cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
 // tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
+static_assert(kSlots >= 3 && sizeof(SharedStorage::slot[0]) * 2 == kTileM * kTileN * sizeof(float) &&
+                  sizeof(SharedStorage::a) >= kTileM * kTileN * sizeof(float),
+              "split K: slots 1-2 and the A stage buffers each hold one C tile of fp32 partial sums");
 template <class Acquire>
 __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, int t, const float (&total)[64],
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
