@@ -442,6 +442,22 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
 // slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
 // cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
 // tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
+// Split K's cluster-wide hand-offs through an mbarrier used once (its count: one arrival per warp of the role in
+// every CTA). arrive: each warp of the role tells every CTA (lane c: CTA c) after a fence that orders its
+// shared-memory accesses so far before (a release at cluster scope); wait: the barrier's first phase, then the
+// matching acquire.
+__device__ __forceinline__ void arrive_cluster_wide(uint64_t* bar, int ctas) {
+    using namespace sm90;
+    fence_cluster();
+    __syncwarp();
+    const int lane = threadIdx.x % 32;
+    if (lane < ctas) mbar_arrive_remote(cluster_address(smem_addr(bar), uint32_t(lane)));
+}
+__device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
+    sm90::mbar_wait(bar, 0);
+    sm90::fence_cluster();
+}
+
 static_assert(kSlots >= 3 && sizeof(SharedStorage::slot[0]) * 2 == kTileM * kTileN * sizeof(float) &&
                   sizeof(SharedStorage::a) >= kTileM * kTileN * sizeof(float),
               "split K: slots 1-2 and the A stage buffers each hold one C tile of fp32 partial sums");
@@ -450,7 +466,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
                                                Acquire&& acquire) {
     using namespace sm90;
-    const int lane = threadIdx.x % 32, ctid = threadIdx.x - (kThreads - kConsumerThreads);
+    const int ctid = threadIdx.x - (kThreads - kConsumerThreads);
     float2* scratch = t == 0 ? reinterpret_cast<float2*>(&s.slot[1][0][0]) : reinterpret_cast<float2*>(&s.a[0][0]);
     if (t == 1) {  // the stage buffers: both warpgroups' MMAs have read them (either may finish first), and
         named_barrier(kConsumerBarrier, kConsumerThreads);
@@ -463,14 +479,10 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
         for (int k = 0; k < 16; ++k)
             scratch[r * kSlotWords + slot_word(r, 4 * k + quad)] = make_float2(total[4 * k + 2 * h], total[4 * k + 2 * h + 1]);
     }
-    // Every CTA's warps say "written" to every CTA (lane c to CTA c), after a fence that makes the writes visible.
-    fence_cluster();
-    __syncwarp();
-    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_ready[t]), lane));
-    mbar_wait(smem_addr(&s.split_ready[t]), 0);
-    fence_cluster();
+    arrive_cluster_wide(&s.split_ready[t], p.split);  // "written", to every CTA
+    wait_cluster_wide(&s.split_ready[t]);
     acquire();
-    if (t == 1) mbar_wait(smem_addr(&s.split_done[0]), 0);
+    if (t == 1) wait_cluster_wide(&s.split_done[0]);
     uint32_t(*slot)[kSlotWords] = s.slot[t];
     const uint32_t scratch_at = smem_addr(scratch);
     for (int item = ctid; item < (rows_hi - rows_lo) * (kSlotWords / 2); item += kConsumerThreads) {
@@ -491,9 +503,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
         }
         *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
     }
-    fence_cluster();  // the reads of the peers' scratch are done before they may reuse it
-    __syncwarp();
-    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_done[t]), lane));
+    arrive_cluster_wide(&s.split_done[t], p.split);  // "read": the peers may reuse their scratch
 }
 
 #endif  // FQ_SM90A
@@ -663,11 +673,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 } else if (p.columnwise) {
                     // Split K: every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the
                     // cluster's CTAs take turns at the columns, reading each row's y where it lies (DSMEM).
-                    fence_cluster();
-                    __syncwarp();
-                    if (lane < p.split) mbar_arrive_remote(cluster_address(smem_addr(&s.split_y), lane));
-                    mbar_wait(smem_addr(&s.split_y), 0);
-                    fence_cluster();
+                    arrive_cluster_wide(&s.split_y, p.split);
+                    wait_cluster_wide(&s.split_y);
                     const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
                     epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
                                      [&](int t, int r, int i) {
