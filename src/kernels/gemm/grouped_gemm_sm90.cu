@@ -506,55 +506,6 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
     arrive_cluster_wide(&s.split_done[t], p.split);  // "read": the peers may reuse their scratch
 }
 
-// The epilogue of unit u from its two C tiles (slots tile0, tile1, both full): the rows of `valid` by warps
-// worker, worker + workers, ... (lane l prefetching the routing probabilities of its warp's rows l and l + 32,
-// so no row waits on a global load), then the columnwise blocks of `valid_all` by threads thread, thread +
-// threads, ... of this CTA (split K: of the cluster, once every CTA's rows are done). The persistent kernel's
-// epilogue warps finish each unit alone; under split K the idle consumer warps join them.
-template <Pairing P, bool kSplitK>
-__device__ __forceinline__ void finish_unit(const Params& p, SharedStorage& s, const Unit& u, uint32_t* tile0, uint32_t* tile1,
-                                            const RowMask& valid, const RowMask& valid_all, int worker, int workers,
-                                            int thread, int threads, uint32_t rank, float ub) {
-    using namespace sm90;
-    const int lane = threadIdx.x % 32;
-    float prob[2] = {1.0f, 1.0f};
-    if (p.prob)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = worker + workers * (lane + 32 * h);
-            if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
-        }
-    // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
-    int pending = -1;
-    float pending_prob = 1.0f;
-    for (int j = 0; worker + workers * j < kTileM; ++j) {
-        const int r = worker + workers * j;
-        const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
-        if (!valid[r]) continue;
-        if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
-        epilogue_rows<P, 2>(p, u, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
-        pending = -1;
-    }
-    if (pending >= 0) epilogue_rows<P, 1>(p, u, tile0, tile1, {pending}, {pending_prob}, lane, ub);
-    if (!p.columnwise) return;
-    if constexpr (!kSplitK) {
-        named_barrier(kEpilogueBarrier, threads);  // every row's y is in the slots
-        epilogue_columns(p, u, valid_all, thread, threads, ub, [&](int t, int r, int i) {
-            return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
-        });
-    } else {
-        // Every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the cluster's CTAs take turns
-        // at the columns, reading each row's y where it lies (DSMEM).
-        arrive_cluster_wide(&s.split_y, p.split);
-        wait_cluster_wide(&s.split_y);
-        const uint32_t y0 = smem_addr(tile0), y1 = smem_addr(tile1);
-        epilogue_columns(p, u, valid_all, thread + int(rank) * threads, threads * p.split, ub, [&](int t, int r, int i) {
-            const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
-            return ld_cluster_f32(cluster_address((t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
-        });
-    }
-}
-
 #endif  // FQ_SM90A
 
 // ---- The kernel ------------------------------------------------------------------------------------------
@@ -581,7 +532,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t kb_hi = kSplitK ? (rank + 1) * p.k_blocks / p.split : p.k_blocks;
     const int my_rows_lo = kSplitK ? int(rank) * kTileM / p.split : 0;
     const int my_rows_hi = kSplitK ? int(rank + 1) * kTileM / p.split : kTileM;
-    constexpr int kFinishers = kSplitK ? kEpilogueThreads + kConsumerThreads : kEpilogueThreads;  // finish_unit's threads
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
@@ -596,7 +546,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(&s.split_ready[t], ctas * kConsumerThreads / 32);
             mbar_init(&s.split_done[t], ctas * kConsumerThreads / 32);
         }
-        mbar_init(&s.split_y, ctas * kFinishers / 32);  // one arrival per finishing warp of the cluster
+        mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
         fence_barrier_init();
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
@@ -693,7 +643,46 @@ __global__ void __launch_bounds__(kThreads, 1)
                 uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
                 mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
                 mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
-                finish_unit<P, kSplitK>(p, s, u, tile0, tile1, valid, valid_all, ewarp, kFinishers / 32, etid, kFinishers, rank, ub);
+                // Warp w takes rows w, w + 3, ...; lane l loads the routing probabilities of its warp's rows
+                // l and l + 32 (in that order) ahead, so no row waits on a global load.
+                constexpr int kWarps = kEpilogueThreads / 32;
+                float prob[2] = {1.0f, 1.0f};
+                if (p.prob)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = ewarp + kWarps * (lane + 32 * h);
+                        if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
+                    }
+                // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
+                int pending = -1;
+                float pending_prob = 1.0f;
+                for (int j = 0; ewarp + kWarps * j < kTileM; ++j) {
+                    const int r = ewarp + kWarps * j;
+                    const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
+                    if (!valid[r]) continue;
+                    if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
+                    epilogue_rows<P, 2>(p, u, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+                    pending = -1;
+                }
+                if (pending >= 0) epilogue_rows<P, 1>(p, u, tile0, tile1, {pending}, {pending_prob}, lane, ub);
+                if (p.columnwise && !kSplitK) {
+                    named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
+                    epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
+                        return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
+                    });
+                } else if (p.columnwise) {
+                    // Split K: every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the
+                    // cluster's CTAs take turns at the columns, reading each row's y where it lies (DSMEM).
+                    arrive_cluster_wide(&s.split_y, p.split);
+                    wait_cluster_wide(&s.split_y);
+                    const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
+                    epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
+                                     [&](int t, int r, int i) {
+                                         const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
+                                         return ld_cluster_f32(cluster_address(
+                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
+                                     });
+                }
                 for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
                 filled += 2;
             });
@@ -813,18 +802,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mbar_arrive(&s.slot_full[(filled + t) % kSlots]);
             }
             filled += 2;
-            if constexpr (kSplitK) {  // the cluster's one unit: help finish it (warps 3 .. 10 of the finishers)
-                named_barrier(kConsumerBarrier, kConsumerThreads);  // every consumer's C rows are in the slots
-                RowMask valid, valid_all;
-                for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
-                    valid.add(max(int(lo - u.t0), my_rows_lo), min(int(hi - u.t0), my_rows_hi));
-                    valid_all.add(int(lo - u.t0), int(hi - u.t0));
-                });
-                const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
-                finish_unit<P, true>(p, s, u, &s.slot[0][0][0], &s.slot[1][0][0], valid, valid_all,
-                                     kEpilogueThreads / 32 + ctid / 32, kFinishers / 32, kEpilogueThreads + ctid, kFinishers,
-                                     rank, ub);
-            }
         });
     }
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
