@@ -436,12 +436,6 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
     }
 }
 
-// Split K, C tile t of the cluster's unit, by the consumer threads: this CTA's partial sums (`total`: rows
-// row_local and row_local + 8, this thread's columns) into its scratch; once every CTA of the cluster has
-// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into the tile's
-// slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
-// cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
-// tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
 // Split K's cluster-wide hand-offs through an mbarrier used once (its count: one arrival per warp of the role in
 // every CTA). arrive: each warp of the role tells every CTA (lane c: CTA c) after a fence that orders its
 // shared-memory accesses so far before (a release at cluster scope); wait: the barrier's first phase, then the
@@ -461,6 +455,12 @@ __device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
 static_assert(kSlots >= 3 && sizeof(SharedStorage::slot[0]) * 2 == kTileM * kTileN * sizeof(float) &&
                   sizeof(SharedStorage::a) >= kTileM * kTileN * sizeof(float),
               "split K: slots 1-2 and the A stage buffers each hold one C tile of fp32 partial sums");
+// Split K, C tile t of the cluster's unit, by the consumer threads: this CTA's partial sums (`total`: rows
+// row_local and row_local + 8, this thread's columns) into its scratch; once every CTA of the cluster has
+// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into the tile's
+// slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
+// cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
+// tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
 template <class Acquire>
 __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, int t, const float (&total)[64],
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
@@ -911,9 +911,9 @@ fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMa
 }
 
 // Launches the persistent grid on at most `sm_count` SMs. A GEMM with fewer units than half the SMs (one
-// group; whatever the outputs, so that C does not depend on them) takes the split-K kernel: the most CTAs per unit (up to kMaxSplit, each at
-// least two K blocks) for which every unit's cluster runs at once. Otherwise clusters of two sharing A where the
-// unit columns pair up and the device can co-schedule enough pairs.
+// group; whatever the outputs, so that C does not depend on them) takes the split-K kernel: the most CTAs per
+// unit (up to kMaxSplit, each at least two K blocks) for which every unit's cluster runs at once. Otherwise
+// clusters of two sharing A where the unit columns pair up and the device can co-schedule enough pairs.
 template <Pairing P>
 fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
     for (cudaError_t e : {prepare_kernel<P, false>(), prepare_kernel<P, true>()})
