@@ -856,7 +856,7 @@ struct Fuzz {
         for (int32_t& c : counts) c = int32_t(next() % (M + 2)) - (omode == 3 ? 1 : 0);
 
         // The rest of the GEMM descriptor.
-        std::unique_ptr<Guarded> c(new Guarded(size_t(M * n_lib * 2), 0xA5)), dv(new Guarded(size_t(M * h_lib * 2), 0xA5));
+        Guarded c(size_t(M * n_lib * 2), 0xA5), dv(size_t(M * h_lib * 2), 0xA5);
         auto set = [&](int32_t id, const void* v, size_t n) {
             if (check(fqGroupedGemmDescSetAttribute(g, id, v, n)) != FQ_STATUS_SUCCESS && id != FQ_GEMM_DESC_A_SCALE_LAYOUT &&
                 id != FQ_GEMM_DESC_QUANTIZE)
@@ -868,8 +868,8 @@ struct Fuzz {
         set_ptr(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, flags & 1 ? offsets.data() : nullptr);
         set_ptr(FQ_GEMM_DESC_GROUP_COUNTS_POINTER, flags & 2 ? counts.data() : nullptr);
         set_ptr(FQ_GEMM_DESC_ALPHA_POINTER, flags & 4 ? alpha.data() : nullptr);
-        set_ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, flags & 8 ? c->get() : nullptr);
-        set_ptr(FQ_GEMM_DESC_D_OUTPUT_POINTER, flags & 16 ? dv->get() : nullptr);
+        set_ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, flags & 8 ? c.get() : nullptr);
+        set_ptr(FQ_GEMM_DESC_D_OUTPUT_POINTER, flags & 16 ? dv.get() : nullptr);
 
         // Layouts, the output and its scales (sized by the query), the columnwise buffers.
         fqTensorLayout_t la = nullptr, lb = nullptr, lo = nullptr;
@@ -881,7 +881,7 @@ struct Fuzz {
             sbytes = 1;
         const bool fp4 = out_type == FQ_TYPE_FP4_E2M1;
         const size_t out_bytes = size_t(fp4 ? (M * out_ld + 1) / 2 : M * out_ld);
-        std::unique_ptr<Guarded> out(new Guarded(out_bytes, 0xA5)), sc(new Guarded(sbytes, 0xA5));
+        Guarded out(out_bytes, 0xA5), sc(sbytes, 0xA5);
         Columnwise col;
         const bool col_ours = (outputs & FQ_OUTPUT_COLUMNWISE) && lo && col.prepare(*this, epi, lo, col_mode);
         if (epi_live) {
@@ -898,7 +898,7 @@ struct Fuzz {
         const void* ap = a.get();
         const void* bp = b.get();
         const void* sap = sa.data();
-        void* op = out->get();
+        void* op = out.get();
         size_t sdecl = sbytes;
         const bool rowwise_q = quantize == 1 && (outputs & FQ_OUTPUT_ROWWISE);
         bool must_fail = false;
@@ -920,22 +920,22 @@ struct Fuzz {
         }
         must_fail |= col.wrong && M > 0 && quantize == 1;
         auto untouched = [&] {
-            return c->holds(0xA5) && dv->holds(0xA5) && out->holds(0xA5) && sc->holds(0xA5) && col.untouched();
+            return c.holds(0xA5) && dv.holds(0xA5) && out.holds(0xA5) && sc.holds(0xA5) && col.untouched();
         };
-        auto intact = [&] { return c->intact() && dv->intact() && out->intact() && sc->intact() && col.intact(); };
+        auto intact = [&] { return c.intact() && dv.intact() && out.intact() && sc.intact() && col.intact(); };
         if (!skip) {
-            const fqStatus_t st = check(fqGroupedGemm(hh, g, epi, la, ap, sap, lb, bp, sb.data(), lo, op, sc->get(), sdecl, nullptr),
+            const fqStatus_t st = check(fqGroupedGemm(hh, g, epi, la, ap, sap, lb, bp, sb.data(), lo, op, sc.get(), sdecl, nullptr),
                                         "fqGroupedGemm");
             if (!intact()) broken("a write outside fqGroupedGemm's buffers", st);
             if (must_fail && st == FQ_STATUS_SUCCESS) broken("fqGroupedGemm accepted a wrong buffer", mistake);
             if (st != FQ_STATUS_SUCCESS && !untouched()) broken("a failing fqGroupedGemm wrote its outputs", st);
             if (st == FQ_STATUS_SUCCESS && mistake < 6 && !col_ours) {  // the same bytes again
-                Guarded c2(c->size(), 0xA5), d2(dv->size(), 0xA5), out2(out->size(), 0xA5), sc2(sc->size(), 0xA5);
+                Guarded c2(c.size(), 0xA5), d2(dv.size(), 0xA5), out2(out.size(), 0xA5), sc2(sc.size(), 0xA5);
                 set_ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, flags & 8 ? c2.get() : nullptr);
                 set_ptr(FQ_GEMM_DESC_D_OUTPUT_POINTER, flags & 16 ? d2.get() : nullptr);
                 if (check(fqGroupedGemm(hh, g, epi, la, ap, sap, lb, bp, sb.data(), lo, out2.get(), sc2.get(), sdecl, nullptr)) !=
                         FQ_STATUS_SUCCESS || !c2.intact() || !d2.intact() || !out2.intact() || !sc2.intact() ||
-                    !c->same(c2) || !dv->same(d2) || !out->same(out2) || !sc->same(sc2))
+                    !c.same(c2) || !dv.same(d2) || !out.same(out2) || !sc.same(sc2))
                     broken("a second fqGroupedGemm wrote different bytes");
             }
         }
