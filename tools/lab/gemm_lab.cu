@@ -4,7 +4,8 @@
 //   gemm_lab M N K E [reps] [gate: split|inter|bi32|bi64] [columnwise: 0|1]
 // Environment: LAB_SMALL (A scales 64x smaller, the benchmark's magnitudes), LAB_SKIP_CHECK, LAB_GEMM_ONLY /
 // LAB_NO_C / LAB_NO_Q / LAB_D (what is written), and for the launch LAB_CLUSTER (1 or 2 CTAs sharing A) and
-// LAB_SPLIT (CTAs splitting K of a unit; one group only).
+// LAB_SPLIT (CTAs splitting K of a unit; one group only); LAB_GROUP (rowwise group: 32, 64 or 128) and
+// LAB_UP_FIRST (the up half of each pair first).
 // Build (here or on the device): tools/lab/gemm_lab.sh
 #include <cuda_runtime.h>
 
@@ -80,9 +81,10 @@ int main(int argc, char** argv) {
     e.gate = gate == "inter" ? GateLayout::Interleaved : gate == "split" ? GateLayout::Split : GateLayout::BlockInterleaved;
     e.gate_block = gate == "bi64" ? 64 : 32;
     e.row_prob = dProb;
-    e.scheme = Scheme::PerGroup; e.group = 128;
+    e.scheme = Scheme::PerGroup; e.group = getenv("LAB_GROUP") ? atoi(getenv("LAB_GROUP")) : 128;
+    if (getenv("LAB_UP_FIRST")) e.gate_order = GateOrder::UpFirst;
     e.quant.out = DType::E4M3FN; e.quant.qmax = 448.0f; e.quant.min_scale = 1.0f / (448.0f * 512.0f);
-    e.scales = make_scale_geometry(ScaleLayout::ColMajorTma, DType::Fp32, M, (H + 127) / 128);
+    e.scales = make_scale_geometry(ScaleLayout::ColMajorTma, DType::Fp32, M, (H + e.group - 1) / e.group);
     if (E > 1) { e.moe = MoeLayout::Contiguous; e.num_experts = E; e.moe_offsets = d_off; }
     uint8_t *dQ = nullptr, *dS = nullptr, *dQc = nullptr, *dSc = nullptr;
     CK(cudaMalloc(&dQ, size_t(M * H))); CK(cudaMemset(dQ, 0xAB, size_t(M * H)));

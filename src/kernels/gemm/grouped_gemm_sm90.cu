@@ -206,27 +206,27 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 template <Pairing P>
 __device__ __forceinline__ void gate_up4(const Params& p, const uint32_t* srow, int row, int i0, float (&g)[4],
                                          float (&u)[4]) {
+    // The order is chosen once for the four outputs (which half of a word, or which word, is the gate), not
+    // per value. A bf16 word half as a float: the low half shifted up (byte_perm 0x1044), the high half kept.
+    const bool gate_first = p.order == GateOrder::GateFirst;
     auto lo = [](uint32_t w) { return __uint_as_float(w << 16); };
     auto hi = [](uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); };
-    float first[4], second[4];
     if constexpr (P == Pairing::Adjacent) {  // output i <- columns 2i, 2i + 1: words i0 .. i0+3
         const uint4 w = *reinterpret_cast<const uint4*>(srow + slot_word(row, i0));
         const uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+        const uint32_t gate_half = gate_first ? 0x1044u : 0x3244u, up_half = gate_first ? 0x3244u : 0x1044u;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) { first[k] = lo(ws[k]); second[k] = hi(ws[k]); }
+        for (int k = 0; k < 4; ++k) {
+            g[k] = __uint_as_float(__byte_perm(ws[k], 0, gate_half));
+            u[k] = __uint_as_float(__byte_perm(ws[k], 0, up_half));
+        }
     } else {  // Halves: columns i and 64 + i; Blocks32: 64b + r and 64b + 32 + r (four never cross a block)
         const int c0 = P == Pairing::Halves ? i0 : (i0 / 32) * 64 + i0 % 32;
         const int c1 = c0 + (P == Pairing::Halves ? kHalfN : 32);
-        const uint2 a = *reinterpret_cast<const uint2*>(srow + slot_word(row, c0 / 2));
-        const uint2 b = *reinterpret_cast<const uint2*>(srow + slot_word(row, c1 / 2));
-        first[0] = lo(a.x); first[1] = hi(a.x); first[2] = lo(a.y); first[3] = hi(a.y);
-        second[0] = lo(b.x); second[1] = hi(b.x); second[2] = lo(b.y); second[3] = hi(b.y);
-    }
-    const bool gate_first = p.order == GateOrder::GateFirst;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        g[k] = gate_first ? first[k] : second[k];
-        u[k] = gate_first ? second[k] : first[k];
+        const uint2 a = *reinterpret_cast<const uint2*>(srow + slot_word(row, (gate_first ? c0 : c1) / 2));
+        const uint2 b = *reinterpret_cast<const uint2*>(srow + slot_word(row, (gate_first ? c1 : c0) / 2));
+        g[0] = lo(a.x); g[1] = hi(a.x); g[2] = lo(a.y); g[3] = hi(a.y);
+        u[0] = lo(b.x); u[1] = hi(b.x); u[2] = lo(b.y); u[3] = hi(b.y);
     }
 }
 
@@ -319,17 +319,48 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     return code;
 }
 
+// Where one epilogue lane's outputs of a unit go, at the unit's first row (row r adds r times the row stride):
+// computed once a unit, so each row costs an add, not the 64-bit products of a full address. nullptr: not
+// written by this lane (not asked for, or past the outputs). `in`: the lane's four outputs exist.
+struct LaneOut {
+    uint16_t* c;    // its eight C columns of tile lane / 16
+    uint16_t* d;    // its four y
+    uint8_t* q;     // its four rowwise codes
+    uint8_t* scale; // its group's rowwise scale (one lane of the group writes it)
+    bool in;
+};
+template <Pairing P>
+__device__ __forceinline__ LaneOut lane_out(const Params& p, const Unit& u, int lane) {
+    LaneOut o{};
+    const int64_t col = u.d0 + 4 * lane, d_tile = u.d0 + kHalfN * (lane / 16);
+    o.in = col < p.h;
+    if (p.c_out && d_tile < p.h) {  // C: lane l holds tile columns 8(l%16) .. +7 of tile l / 16
+        const BoxRows boxes = box_rows<P>(p, d_tile);
+        const int jt = 8 * (lane % 16);
+        o.c = p.c_out + u.t0 * p.n + (jt < kHalfN ? boxes.first + jt : boxes.second + (jt - kHalfN));
+    }
+    if (!o.in) return o;
+    if (p.d_out) o.d = p.d_out + u.t0 * p.h + col;
+    if (p.rowwise) {
+        o.q = p.out + u.t0 * p.out_ld + col;
+        o.scale = p.scales + scale_offset(p.row_strides, u.t0, col >> p.group_log2);  // t0: a multiple of 128
+        if ((lane & (p.group / 4 - 1)) != 0) o.scale = nullptr;  // the group's first lane writes the scale
+    }
+    return o;
+}
+// The offset of a unit's row r (0 .. 127) in a scale layout from the unit's first row (a multiple of 128).
+__device__ __forceinline__ int64_t scale_row_offset(const ScaleStrides& s, int r) {
+    return ((r >> 5) & 3) * s.rows32 + (r & 31) * s.row;
+}
+
 // kRows rows of unit u (rows[i] of the unit, all valid), by one warp, interleaved so that their latency
 // chains overlap: C out, y (written back over the row as fp32 when columnwise codes follow), y out, rowwise
 // codes and scales. tile0/tile1: the unit's slots holding its two C tiles; prob: the rows' routing
-// probabilities.
+// probabilities; o: this lane's output addresses in the unit (lane_out, C's already at its columns).
 template <Pairing P, int kRows>
-__device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, uint32_t* tile0, uint32_t* tile1,
+__device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o, uint32_t* tile0, uint32_t* tile1,
                                               const int (&rows)[kRows], const float (&prob)[kRows], int lane, float ub) {
     const int t = lane / 16;
-    const int64_t d_tile = u.d0 + kHalfN * t;
-    const int64_t col = u.d0 + 4 * lane;
-    const bool in = col < p.h;
     uint32_t* srow[kRows];
     int word[kRows];  // this lane's 16 bytes of C in its row, and later its four y
 #pragma unroll
@@ -337,29 +368,25 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, ui
         srow[i] = (t == 0 ? tile0 : tile1) + rows[i] * kSlotWords;
         word[i] = slot_word(rows[i], 4 * (lane % 16));
     }
-    if (p.c_out && d_tile < p.h) {  // C: lane l holds tile columns 8(l%16) .. +7 of tile t
-        const BoxRows boxes = box_rows<P>(p, d_tile);
-        const int jt = 8 * (lane % 16);
-        const int64_t c = jt < kHalfN ? boxes.first + jt : boxes.second + (jt - kHalfN);
+    if (o.c)
 #pragma unroll
         for (int i = 0; i < kRows; ++i)
-            *reinterpret_cast<uint4*>(p.c_out + (u.t0 + rows[i]) * p.n + c) = *reinterpret_cast<const uint4*>(srow[i] + word[i]);
-    }
+            *reinterpret_cast<uint4*>(o.c + rows[i] * p.n) = *reinterpret_cast<const uint4*>(srow[i] + word[i]);
     if (!p.d_out && !p.rowwise && !p.columnwise) return;
     float y[kRows][4] = {};
-    if (in) y4_of<P>(p, srow, rows, lane, prob, y);
+    if (o.in) y4_of<P>(p, srow, rows, lane, prob, y);
     if (p.columnwise) {
         __syncwarp();  // every lane has read its C
 #pragma unroll
         for (int i = 0; i < kRows; ++i)
             *reinterpret_cast<float4*>(srow[i] + word[i]) = make_float4(y[i][0], y[i][1], y[i][2], y[i][3]);
     }
-    if (p.d_out && in)
+    if (o.d)
 #pragma unroll
         for (int i = 0; i < kRows; ++i) {
             const uint32_t lo = uint32_t(float_to_bf16(y[i][0])) | (uint32_t(float_to_bf16(y[i][1])) << 16);
             const uint32_t hi = uint32_t(float_to_bf16(y[i][2])) | (uint32_t(float_to_bf16(y[i][3])) << 16);
-            *reinterpret_cast<uint2*>(p.d_out + (u.t0 + rows[i]) * p.h + col) = make_uint2(lo, hi);
+            *reinterpret_cast<uint2*>(o.d + rows[i] * p.h) = make_uint2(lo, hi);
         }
     if (!p.rowwise) return;
     float amax[kRows];  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
@@ -369,19 +396,21 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const Unit& u, ui
 #pragma unroll
         for (int k = 0; k < 4; ++k) amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
     }
-    for (int off = p.group / 8; off >= 1; off /= 2)
+    // Across the group's group / 4 lanes: offsets past it become xor 0 (a lane with itself), so the butterfly
+    // unrolls without a branch.
+    const int group_lanes = p.group / 4 - 1;  // a mask: group is a power of two
 #pragma unroll
-        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off));
-    if (!in) return;
+    for (int off = 16; off >= 1; off /= 2)
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
+    if (!o.in) return;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-        const int64_t row = u.t0 + rows[i];
         const float sc = group_scale(amax[i], ub, p.qp);
         const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
         const bool in_range = cuda::quotient_in_range(amax[i], d);
-        *reinterpret_cast<uint32_t*>(p.out + row * p.out_ld + col) = quantize_codes(y[i], d, in_range, p.qp);
-        if (lane % (p.group / 4) == 0)
-            *reinterpret_cast<float*>(p.scales + scale_offset(p.row_strides, row, col >> p.group_log2)) = sc;
+        *reinterpret_cast<uint32_t*>(o.q + rows[i] * p.out_ld) = quantize_codes(y[i], d, in_range, p.qp);
+        if (o.scale) *reinterpret_cast<float*>(o.scale + scale_row_offset(p.row_strides, rows[i])) = sc;
     }
 }
 
@@ -641,10 +670,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (!any) return;
                 uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
                 uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
-                mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
-                mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
-                // Warp w takes rows w, w + 3, ...; lane l loads the routing probabilities of its warp's rows
-                // l and l + 32 (in that order) ahead, so no row waits on a global load.
+                // Before the unit's C is there: this lane's output addresses, and (warp w takes rows w, w + 3,
+                // ...) lane l loads the routing probabilities of its warp's rows l and l + 32 (in that order), so
+                // no row waits on a global load.
+                const LaneOut out = lane_out<P>(p, u, lane);
                 constexpr int kWarps = kEpilogueThreads / 32;
                 float prob[2] = {1.0f, 1.0f};
                 if (p.prob)
@@ -653,6 +682,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const int r = ewarp + kWarps * (lane + 32 * h);
                         if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
                     }
+                mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
+                mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
                 // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
                 int pending = -1;
                 float pending_prob = 1.0f;
@@ -661,10 +692,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
                     if (!valid[r]) continue;
                     if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
-                    epilogue_rows<P, 2>(p, u, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+                    epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
                     pending = -1;
                 }
-                if (pending >= 0) epilogue_rows<P, 1>(p, u, tile0, tile1, {pending}, {pending_prob}, lane, ub);
+                if (pending >= 0) epilogue_rows<P, 1>(p, out, tile0, tile1, {pending}, {pending_prob}, lane, ub);
                 if (p.columnwise && !kSplitK) {
                     named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
                     epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
