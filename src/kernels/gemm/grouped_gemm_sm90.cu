@@ -889,6 +889,26 @@ cudaError_t prepare_kernel() {
     return attr;
 }
 
+// The kernel's launch configuration for `clusters` clusters of `size` CTAs (one per SM), written once for the
+// occupancy query and the launch. Not copyable: cfg points at the cluster attribute beside it.
+struct ClusterLaunch {
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute cluster{};
+    ClusterLaunch(int64_t clusters, int size, cudaStream_t stream) {
+        cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = kSmemBytes;
+        cfg.stream = stream;
+        cfg.gridDim = dim3(unsigned(clusters * size));
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = unsigned(size);
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = 1;
+    }
+    ClusterLaunch(const ClusterLaunch&) = delete;
+    ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // How many clusters of `size` CTAs of the kernel the device holds at once (fewer than sm_count / size where its
 // GPCs' SM counts are not multiples of size); asked once per kernel, SM count and size.
 template <Pairing P, bool kSplitK>
@@ -901,18 +921,9 @@ int max_active_clusters(int sm_count, int size) {
         cached_sms = sm_count;
     }
     if (cached[size] < 0) {
-        cudaLaunchConfig_t cfg{};
-        cfg.blockDim = dim3(kThreads);
-        cfg.dynamicSmemBytes = kSmemBytes;
-        cfg.gridDim = dim3(unsigned(size * (sm_count / size)));
-        cudaLaunchAttribute cluster{};
-        cluster.id = cudaLaunchAttributeClusterDimension;
-        cluster.val.clusterDim.x = unsigned(size);
-        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-        cfg.attrs = &cluster;
-        cfg.numAttrs = 1;
+        const ClusterLaunch launch(sm_count / size, size, nullptr);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P, kSplitK>, &cfg) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P, kSplitK>, &launch.cfg) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
         }
@@ -925,18 +936,8 @@ int max_active_clusters(int sm_count, int size) {
 template <Pairing P, bool kSplitK>
 fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMap& b, int64_t clusters, int size,
                          cudaStream_t stream) {
-    cudaLaunchConfig_t cfg{};
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.stream = stream;
-    cfg.gridDim = dim3(unsigned(clusters * size));
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = unsigned(size);
-    cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-    cfg.attrs = &cluster;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, grouped_gemm_sm90<P, kSplitK>, p, a, b);
+    const ClusterLaunch launch(clusters, size, stream);
+    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, grouped_gemm_sm90<P, kSplitK>, p, a, b);
     if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
     return FQ_STATUS_SUCCESS;
 }
