@@ -603,12 +603,23 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const bool live = d < p.h;
                         const BoxRows rows = box_rows<P>(p, live ? d : 0);  // a dead tile loads any B
                         const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
-                        // The scales of this tile's K blocks: rows lo..hi of A (the group's rows of the unit), and
-                        // the two B boxes' blocks; lane l copies rows l, l + 32, ... and lane 0 / 1 the B scales.
-                        const float* a_scales = p.a_scales + u.t0;
-                        const float* b_scales = p.b_scales +
+                        // The scales of this tile's K blocks, walked along with them: rows lo..hi of A (the
+                        // group's rows of the unit; lane l copies rows l, l + 32, ...) and the two B boxes' blocks
+                        // (lanes 0 and 1). Pointers and predicates are set up here, so that a K block costs the
+                        // copies and two adds: the producer's time per block adds to every stage's refill, and a
+                        // slower loop here measured up to 20% off the main loop (docs/perf.md, session 20).
+                        uint32_t a_rows = 0;  // bit j: row l + 32 j is the group's
+#pragma unroll
+                        for (int j = 0; j < kTileM / 32; ++j) {
+                            const int64_t r = u.t0 + lane + 32 * j;
+                            if (live && r >= lo && r < hi) a_rows |= 1u << j;
+                        }
+                        const bool b_lane = live && lane < 2;
+                        const float* a_src = p.a_scales + u.t0 + lane + kb_lo * p.a_scale_ld;
+                        const float* b_src = p.b_scales + kb_lo +
                             (g * p.n_blocks + (lane == 0 ? rows.first : rows.second) / kTileK) * p.k_blocks;
-                        for (int64_t kb = kb_lo; kb < kb_hi; ++kb) {
+                        const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][lane & 1]);
+                        for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
                             mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
                             if (lab_loads++ >= kStages) {
@@ -618,18 +629,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                                 continue;
                             }
 #endif
-                            if (live) {
-#pragma unroll
-                                for (int j = 0; j < kTileM / 32; ++j) {
-                                    const int r = lane + 32 * j;
-                                    if (u.t0 + r >= lo && u.t0 + r < hi)
-                                        cp_async_4(smem_addr(&s.a_scale[stage][r]), a_scales + kb * p.a_scale_ld + r);
-                                }
-                                if (lane < 2) cp_async_4(smem_addr(&s.b_scale[stage][lane]), b_scales + kb);
-                            }
-                            cp_async_arrive(&s.full[stage]);
-                            __syncwarp();  // every lane's copies are counted before the stage can complete
-                            if (lane == 0) {
+                            if (lane == 0) {  // the operands first, the longest wait (the stage completes once the
+                                              // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
                                 mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
                                 const int32_t k = int32_t(kb * kTileK);
                                 if (p.cluster == 1) {
@@ -642,6 +643,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                                 tma_load_2d(s.b[stage], &map_b, &s.full[stage], k, b0);
                                 tma_load_2d(s.b[stage] + kHalfN * kTileK, &map_b, &s.full[stage], k, b1);
                             }
+                            const uint32_t a_dst = a_dst0 + stage * uint32_t(sizeof(s.a_scale[0]));
+#pragma unroll
+                            for (int j = 0; j < kTileM / 32; ++j)
+                                if (a_rows >> j & 1) cp_async_4(a_dst + 128 * j, a_src + 32 * j);
+                            if (b_lane) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src);
+                            cp_async_arrive(&s.full[stage]);
                             if (++stage == kStages) { stage = 0; phase ^= 1; }
                         }
                     }
