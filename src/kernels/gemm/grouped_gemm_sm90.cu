@@ -607,7 +607,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         // group's rows of the unit; lane l copies rows l, l + 32, ...) and the two B boxes' blocks
                         // (lanes 0 and 1). Pointers and predicates are set up here, so that a K block costs the
                         // copies and two adds: the producer's time per block adds to every stage's refill, and a
-                        // slower loop here measured up to 20% off the main loop (docs/perf.md, session 20).
+                        // slower loop here measured 20-27% off the main loop (docs/perf.md, session 20).
                         uint32_t a_rows = 0;  // bit j: row l + 32 j is the group's
 #pragma unroll
                         for (int j = 0; j < kTileM / 32; ++j) {
