@@ -3,8 +3,9 @@
 # tools/lab/gemm_lab.sh, carried), then Nsight Compute of the first one with per-SASS-instruction stall samples
 # (where the consumer warps wait), everything under $OUT as one tarball.
 #   tools/lab/gemm_lab_profile.sh "gemm_lab gemm_lab_x ..." [profile shapes, default "4096"; "none"] [binary profiled]
-# Timings: LAB_SMALL data (the benchmark's magnitudes), checks skipped, N = 4096, K = 7168, dense; "GEMM only"
-# (no output) and "fused" (quantized output, no C: the benchmark's fused call), median of 20 back-to-back runs.
+# Timings: LAB_SMALL data (the benchmark's magnitudes), checks skipped, N = 4096, K = 7168: dense M = 16384 /
+# 4096 / 2048 "GEMM only" (no output) and "fused" (quantized output, no C: the benchmark's fused call), then fused
+# dense M = 512 / 128 (split K) and E = 8 x 4096 rows; median of 20 back-to-back runs.
 set -uo pipefail
 bins=${1:-gemm_lab}
 shapes=${2:-4096}
@@ -15,9 +16,14 @@ L="timeout 120"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
   for m in 16384 4096 2048; do
     for b in $bins; do
-      g=$(LAB_GEMM_ONLY=1 $L build-lab/$b $m 4096 7168 1 | grep -o "GEMM only.*")
-      f=$(LAB_NO_C=1 $L build-lab/$b $m 4096 7168 1 20 | grep -o "median.*")
+      g=$(LAB_GEMM_ONLY=1 $L build-lab/$b $m 4096 7168 1 2>/dev/null | grep -o "GEMM only.*")
+      f=$(LAB_NO_C=1 $L build-lab/$b $m 4096 7168 1 20 2>/dev/null | grep -o "median.*")
       echo "M=$m $b: $g | fused $f"
+    done
+  done
+  for shape in "512 4096 7168 1" "128 4096 7168 1" "4096 4096 7168 8"; do  # split K; MoE (random cut points)
+    for b in $bins; do
+      echo "$shape $b: fused $(LAB_NO_C=1 $L build-lab/$b $shape 20 2>/dev/null | grep -o "median.*")"
     done
   done
 } 2>&1 | tee $o/ab.txt
