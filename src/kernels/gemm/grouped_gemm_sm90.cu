@@ -59,6 +59,8 @@ constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
+constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
+constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
 constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
@@ -432,6 +434,41 @@ struct RowMask {
     }
 };
 
+// The rows of a unit's epilogue (C out, y, y out, rowwise codes and scales) once its two C tiles are in the slots
+// of ring entries `filled` and `filled` + 1, by `warps` warps, this one `warp`: rows w, w + warps, ... that valid
+// holds (the epilogue warps; under split K the consumers too, idle by then).
+template <Pairing P>
+__device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, const Unit& u, int64_t filled,
+                                            const RowMask& valid, int warp, int warps, int lane, float ub) {
+    using namespace sm90;
+    uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
+    uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
+    // Before the unit's C is there: this lane's output addresses, and lane l loads the routing probabilities of
+    // its warp's rows l and l + 32 (in that order), so no row waits on a global load.
+    const LaneOut out = lane_out<P>(p, u, lane);
+    float prob[2] = {1.0f, 1.0f};
+    if (p.prob)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = warp + warps * (lane + 32 * h);
+            if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
+        }
+    mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
+    mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
+    // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
+    int pending = -1;
+    float pending_prob = 1.0f;
+    for (int j = 0; warp + warps * j < kTileM; ++j) {
+        const int r = warp + warps * j;
+        const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
+        if (!valid[r]) continue;
+        if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
+        epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+        pending = -1;
+    }
+    if (pending >= 0) epilogue_rows<P, 1>(p, out, tile0, tile1, {pending}, {pending_prob}, lane, ub);
+}
+
 // Columnwise blocks of the unit (y in the slots as fp32): items (column c, block b of col_block rows) first,
 // first + step, ...; y_at(t, r, i): y of row r, column i of C tile t's slot (this CTA's, or under split K the
 // row's owner's).
@@ -677,32 +714,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (!any) return;
                 uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
                 uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
-                // Before the unit's C is there: this lane's output addresses, and (warp w takes rows w, w + 3,
-                // ...) lane l loads the routing probabilities of its warp's rows l and l + 32 (in that order), so
-                // no row waits on a global load.
-                const LaneOut out = lane_out<P>(p, u, lane);
-                constexpr int kWarps = kEpilogueThreads / 32;
-                float prob[2] = {1.0f, 1.0f};
-                if (p.prob)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = ewarp + kWarps * (lane + 32 * h);
-                        if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
-                    }
-                mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
-                mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
-                // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
-                int pending = -1;
-                float pending_prob = 1.0f;
-                for (int j = 0; ewarp + kWarps * j < kTileM; ++j) {
-                    const int r = ewarp + kWarps * j;
-                    const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
-                    if (!valid[r]) continue;
-                    if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
-                    epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
-                    pending = -1;
-                }
-                if (pending >= 0) epilogue_rows<P, 1>(p, out, tile0, tile1, {pending}, {pending_prob}, lane, ub);
+                finish_rows<P>(p, s, u, filled, valid, ewarp, kSplitK ? kSplitWarps : kEpilogueThreads / 32, lane, ub);
+                if (kSplitK && p.columnwise) named_barrier<kSplitRowsBarrier, 32 * kSplitWarps>();  // all 11 warps' rows
                 if (p.columnwise && !kSplitK) {
                     named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
                     epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
@@ -841,6 +854,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             filled += 2;
         });
+        if constexpr (kSplitK) {  // the cluster's one unit: the consumers, idle now, finish rows beside the epilogue warps
+            if (p.stash && blockIdx.x / ctas < p.m_tiles * p.pair_cols) {
+                const Unit u = unit_of(p, blockIdx.x / ctas, 0);
+                RowMask valid;
+                bool any = false;
+                for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
+                    any = true;
+                    valid.add(max(int(lo - u.t0), my_rows_lo), min(int(hi - u.t0), my_rows_hi));
+                });
+                if (any) {
+                    const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
+                    finish_rows<P>(p, s, u, 0, valid, kEpilogueThreads / 32 + ctid / 32, kSplitWarps, lane, ub);
+                    if (p.columnwise) named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
+                }
+            }
+        }
     }
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
