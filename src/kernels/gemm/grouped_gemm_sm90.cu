@@ -434,6 +434,23 @@ struct RowMask {
     }
 };
 
+// The rows of unit u some group owns, those in [lo, hi) (the rows this CTA finishes) into `valid`; false if
+// there are none (then no role touches the unit's slots). valid_all, if given, gets all of them.
+__device__ __forceinline__ bool unit_rows(const Params& p, const Unit& u, int lo, int hi, RowMask& valid,
+                                          RowMask* valid_all = nullptr) {
+    bool any = false;
+    for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t first, int64_t end) {
+        any = true;
+        valid.add(max(int(first - u.t0), lo), min(int(end - u.t0), hi));
+        if (valid_all) valid_all->add(int(first - u.t0), int(end - u.t0));
+    });
+    return any;
+}
+// The scales' upper bound (SPEC §3.2), NaN for none.
+__device__ __forceinline__ float scale_upper_bound(const Params& p) {
+    return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
+}
+
 // The rows of a unit's epilogue (C out, y, y out, rowwise codes and scales) once its two C tiles are in the slots
 // of ring entries `filled` and `filled` + 1, by `warps` warps, this one `warp`: rows w, w + warps, ... that valid
 // holds (the epilogue warps; under split K the consumers too, idle by then).
@@ -693,7 +710,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             });
         } else if (p.stash) {  // ---- epilogue warps: each unit once its two slots are full ----------------
             const int etid = threadIdx.x - 32, lane = etid % 32, ewarp = etid / 32;
-            const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN: no upper bound
+            const float ub = scale_upper_bound(p);
             if (blockIdx.x == 0) {  // scale padding (rows past the logical ones) is written with 0, as fqQuantize does
                 if (p.rowwise)
                     for (int64_t i = etid; i < (p.row_pad_end - p.m) * p.row_groups; i += kEpilogueThreads)
@@ -705,13 +722,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             int64_t filled = 0;  // C tiles taken from the ring so far
             for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
                 RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
-                bool any = false;
-                for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
-                    any = true;
-                    valid.add(max(int(lo - u.t0), my_rows_lo), min(int(hi - u.t0), my_rows_hi));
-                    valid_all.add(int(lo - u.t0), int(hi - u.t0));
-                });
-                if (!any) return;
+                if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
                 uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
                 uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
                 finish_rows<P>(p, s, u, filled, valid, ewarp, kSplitK ? kSplitWarps : kEpilogueThreads / 32, lane, ub);
@@ -858,14 +869,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (p.stash && blockIdx.x / ctas < p.m_tiles * p.pair_cols) {
                 const Unit u = unit_of(p, blockIdx.x / ctas, 0);
                 RowMask valid;
-                bool any = false;
-                for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t lo, int64_t hi) {
-                    any = true;
-                    valid.add(max(int(lo - u.t0), my_rows_lo), min(int(hi - u.t0), my_rows_hi));
-                });
-                if (any) {
-                    const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
-                    finish_rows<P>(p, s, u, 0, valid, kEpilogueThreads / 32 + ctid / 32, kSplitWarps, lane, ub);
+                if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid)) {
+                    finish_rows<P>(p, s, u, 0, valid, kEpilogueThreads / 32 + ctid / 32, kSplitWarps, lane,
+                                   scale_upper_bound(p));
                     if (p.columnwise) named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
                 }
             }
