@@ -11,7 +11,7 @@ bins=${1:-gemm_lab}
 shapes=${2:-4096}
 R=$OUT; o=/tmp/o; mkdir -p $o
 export LAB_SMALL=1 LAB_SKIP_CHECK=1
-L="timeout 120"
+L="timeout ${LAB_TIMEOUT:-40}"
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv
   for m in 16384 4096 2048; do
