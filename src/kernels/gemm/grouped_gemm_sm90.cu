@@ -59,7 +59,6 @@ constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
-constexpr int kIssueOrderBarrier = 4;   // ... met once per K block: warpgroup 1 issues its MMAs after warpgroup 0
 constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
 constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
 constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
@@ -810,17 +809,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                     for (int kb = 0; kb < k_blocks; ++kb) {
                         const uint64_t desc_a = desc_a0 + stage * kStageDescStep, desc_b = desc_b0 + stage * kStageDescStep;
                         mbar_wait(full0 + 8 * stage, phase);
-                        // Warpgroup 1 issues its MMAs after warpgroup 0's (both meet here once per block, 0 after
-                        // issuing, 1 before), so the tensor cores finish 0's first and 0 promotes while 1's run,
-                        // rather than both finishing, and promoting, together: 1-3% (docs/perf.md, session 21).
-                        if (half) named_barrier<kIssueOrderBarrier, kConsumerThreads>();
                         wgmma_fence();
                         fence_operands(acc);
 #pragma unroll
                         for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
                             wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
                         wgmma_commit();
-                        if (!half) named_barrier<kIssueOrderBarrier, kConsumerThreads>();
                         // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not
                         // wait for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody
                         // owns were not copied: their scale is 0.
