@@ -59,6 +59,7 @@ constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
+constexpr int kIssueOrderBarrier = 4;   // ... met once per K block: warpgroup 1 issues its MMAs after warpgroup 0
 constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
 constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
 constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
@@ -753,7 +754,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // ---- consumers ------------------------------------------------------------------------------------------
         regs_acquire<200>();
         const int ctid = threadIdx.x - 128;             // 0..255
-        const int half = ctid / 128;                    // rows 64*half .. 64*half + 63 of the tile
+        // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (its barrier
+        // below is then a predicated instruction, not a branch).
+        const int half = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);
         const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
         const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
         int stage = 0;
@@ -809,12 +812,20 @@ __global__ void __launch_bounds__(kThreads, 1)
                     for (int kb = 0; kb < k_blocks; ++kb) {
                         const uint64_t desc_a = desc_a0 + stage * kStageDescStep, desc_b = desc_b0 + stage * kStageDescStep;
                         mbar_wait(full0 + 8 * stage, phase);
-                        wgmma_fence();
-                        fence_operands(acc);
+                        // Warpgroup 1 issues its MMAs after warpgroup 0's: both meet at one barrier once per block,
+                        // 0 after issuing, 1 before. So the tensor cores finish 0's first and 0 promotes while 1's
+                        // run, rather than both finishing, and promoting, together (docs/perf.md, session 21).
+                        auto issue = [&] {
+                            wgmma_fence();
+                            fence_operands(acc);
 #pragma unroll
-                        for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
-                            wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
-                        wgmma_commit();
+                            for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
+                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+                            wgmma_commit();
+                        };
+                        if (half == 0) issue();
+                        named_barrier<kIssueOrderBarrier, kConsumerThreads>();
+                        if (half == 1) issue();
                         // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not
                         // wait for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody
                         // owns were not copied: their scale is 0.
