@@ -754,8 +754,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         // ---- consumers ------------------------------------------------------------------------------------------
         regs_acquire<200>();
         const int ctid = threadIdx.x - 128;             // 0..255
-        // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (its barrier
-        // below is then a predicated instruction, not a branch).
+        // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (the MMAs are
+        // issued under a branch on it, and a branch it took for divergent would make it serialize them).
         const int half = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);
         const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
         const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
