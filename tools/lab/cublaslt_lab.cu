@@ -4,11 +4,12 @@
 // Build and run (on the device):
 //   nvcc -O3 -std=c++17 -I examples -gencode arch=compute_90a,code=sm_90a tools/lab/cublaslt_lab.cu -lcublasLt \
 //        -o build-lab/cublaslt_lab
-//   ncu --clock-control none -k regex:gemm -c 1 ... build-lab/cublaslt_lab [M] [N] [K] [reps]
+//   ncu --clock-control none -k regex:nvjet -c 1 ... build-lab/cublaslt_lab [M] [N] [K] [reps]
+// (cuBLASLt 13.1 names its kernel nvjet_sm90_...; docs/perf.md session 21)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

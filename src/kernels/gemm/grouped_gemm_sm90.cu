@@ -59,9 +59,9 @@ constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
-constexpr int kIssueOrderBarrier = 4;   // ... met once per K block: warpgroup 1 issues its MMAs after warpgroup 0
 constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
 constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
+constexpr int kIssueOrderBarrier = 4;   // consumers, once per K block: warpgroup 1 issues its MMAs after warpgroup 0
 constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
