@@ -6,14 +6,16 @@
 // of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
 // once per pair). Warp roles:
-//  - warp 0: the producer: lane 0 issues every TMA load into a 4-stage pipeline, and the warp copies each
-//    stage's scales beside it (cp.async, completing on the same barrier), so the consumers read scales from
-//    shared memory: a global load in flight would hold up their next wgmma fence;
-//  - warpgroups 1 and 2: the consumers, 64 rows each: for every group owning rows of the unit and each C tile,
-//    wgmma m64n128k32 over K, promoting each 128-deep block's fp32 partial sum with its A (per row) and B
-//    (per 128x128 block) scales (DeepGEMM's recipe: the tensor core's own accumulation is never trusted across
-//    more than 128 of K); the tile goes, rounded to bf16 (what an unfused pipeline's GEMM writes), into a ring
-//    of three shared C-tile slots;
+//  - warp 0: the producer: lane 0 issues every TMA load into a 3-stage pipeline (a stage: 128 of K of A and of
+//    both C tiles' B), and the warp copies each stage's scales beside it (cp.async, completing on the same
+//    barrier), so the consumers read scales from shared memory: a global load in flight would hold up their
+//    next wgmma fence;
+//  - warpgroups 1 and 2: the consumers, 64 rows each: for every group owning rows of the unit, both C tiles in
+//    one pass over K (each A block serves two tiles: less L2 and shared-memory traffic per MMA than a pass per
+//    tile), wgmma m64n128k32, promoting each 128-deep block's fp32 partial sum with its A (per row) and B (per
+//    128x128 block) scales (DeepGEMM's recipe: the tensor core's own accumulation is never trusted across
+//    more than 128 of K); the two tiles go, rounded to bf16 (what an unfused pipeline's GEMM writes), into two
+//    shared C-tile slots;
 //  - warps 1-3: the epilogue, one unit behind: C out, the gated activation and routing probability, rowwise
 //    and columnwise quantization with the same shared functions the fused kernels and the host reference
 //    call, so the bytes equal fqQuantize of C. It overlaps the next unit's main loop.
@@ -21,6 +23,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <mutex>
 #ifdef FQ_GEMM_LAB
 #include <cstdio>
@@ -44,14 +47,8 @@ constexpr int kTileN = 128;       // C columns of one tile: 64 gate/up pairs
 constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A and B
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
-#ifndef FQ_LAB_STAGES  // the kernel lab may try other splits of shared memory (either knob alone)
-#define FQ_LAB_STAGES 4
-#endif
-#ifndef FQ_LAB_SLOTS
-#define FQ_LAB_SLOTS 3
-#endif
-constexpr int kStages = FQ_LAB_STAGES;
-constexpr int kSlots = FQ_LAB_SLOTS;  // C-tile slots: a unit fills two while the epilogue drains the previous unit's
+constexpr int kStages = 3;
+constexpr int kSlots = 2;  // C-tile slots: a unit's two tiles, drained by the epilogue during the next unit's main loop
 constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
 constexpr int kMaxSplit = 8;    // CTAs splitting K of one unit (a portable cluster size)
 constexpr int kThreads = 384;
@@ -61,8 +58,8 @@ constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
 constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
 constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
-constexpr int kIssueOrderBarrier = 4;   // consumers, once per K block: warpgroup 1 issues its MMAs after warpgroup 0
-constexpr uint32_t kStageBytes = kTileM * kTileK + kTileN * kTileK;
+constexpr int kIssueOrderBarrier = 4;   // consumers, per K block and C tile: warpgroup 1 issues its MMAs after warpgroup 0
+constexpr uint32_t kStageBytes = kTileM * kTileK + 2 * kTileN * kTileK;  // A, and B of both C tiles
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
 // B tile was loaded: two 64-row boxes (the "first" and "second" columns of 64 outputs), or one 128-row run.
@@ -74,13 +71,13 @@ enum class Pairing {
 
 struct SharedStorage {
     uint8_t a[kStages][kTileM * kTileK];  // 128-byte swizzled K-major tiles, as TMA writes them
-    uint8_t b[kStages][kTileN * kTileK];
+    uint8_t b[kStages][2][kTileN * kTileK];   // C tile t's B: its first and second 64-row boxes
     uint32_t slot[kSlots][kTileM][kSlotWords];  // word w of row r at w ^ slot_swizzle(r)
-    float a_scale[kStages][kTileM];             // a stage's A scales (its rows) and B scales (first, second box)
-    float b_scale[kStages][2];
+    float a_scale[kStages][kTileM];             // a stage's A scales (its rows) and B scales (tile t's first,
+    float b_scale[kStages][2][2];               // second box)
     uint64_t full[kStages], empty[kStages];     // the TMA pipeline
     uint64_t slot_full[kSlots], slot_empty[kSlots];
-    uint64_t split_ready[2], split_done[2];     // split K: C tile t's partial sums written / read, cluster-wide;
+    uint64_t split_ready;                       // split K: the C tiles' partial sums written, cluster-wide;
     uint64_t split_y;                           // every row's y in its CTA's slots (columnwise outputs)
 };
 // The 128-byte swizzle repeats every 1024 bytes of shared address, so the tiles start on such a boundary: the
@@ -91,6 +88,14 @@ static_assert(kSmemBytes <= 227 * 1024, "the H100's shared memory per block");
 // Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
 // within groups of four by the row (groups of four stay contiguous for 16-byte accesses).
 __device__ __forceinline__ int slot_word(int row, int word) { return word ^ ((row & 7) << 2); }
+// The same, computed where it is used: the consumers' 32 store offsets per tile are loop-invariant, and ptxas,
+// hoisting them out of the unit loop into registers the accumulators need, spills them (the stash then waits on
+// local memory). An xor per store is cheaper; asm volatile keeps it in place.
+__device__ __forceinline__ int slot_word_here(int row, int word) {
+    int r;
+    asm volatile("xor.b32 %0, %1, %2;" : "=r"(r) : "r"(word), "r"((row & 7) << 2));
+    return r;
+}
 
 struct Params {
     int64_t m, n, h;
@@ -536,58 +541,63 @@ __device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
     sm90::fence_cluster();
 }
 
-static_assert(kSlots >= 3 && sizeof(SharedStorage::slot[0]) * 2 == kTileM * kTileN * sizeof(float) &&
-                  sizeof(SharedStorage::a) >= kTileM * kTileN * sizeof(float),
-              "split K: slots 1-2 and the A stage buffers each hold one C tile of fp32 partial sums");
-// Split K, C tile t of the cluster's unit, by the consumer threads: this CTA's partial sums (`total`: rows
-// row_local and row_local + 8, this thread's columns) into its scratch; once every CTA of the cluster has
-// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into the tile's
-// slot (acquire() first). Scratch: tile 0's in slots 1-2, tile 1's in the stage buffers (the launch gives each
-// cluster one unit, so its loads are all consumed by then); tile 1's C goes to slot 1 once every CTA has read
-// tile 0's scratch. Partial sums are added in rank order: the result does not depend on timing.
+static_assert(offsetof(SharedStorage, b) == offsetof(SharedStorage, a) + sizeof(SharedStorage::a) &&
+                  sizeof(SharedStorage::a) + sizeof(SharedStorage::b) >= 2 * kTileM * kTileN * sizeof(float),
+              "split K: the stage buffers hold both C tiles' fp32 partial sums");
+// Split K, the cluster's unit's C tiles 0 .. tiles - 1, by the consumer threads: this CTA's partial sums
+// (`total[t]`: rows row_local and row_local + 8, this thread's columns) into its scratch, the stage buffers (the
+// launch gives each cluster one unit, so its loads are all consumed by then); once every CTA of the cluster has
+// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into tile t's slot
+// (acquire(t) first). Partial sums are added in rank order: the result does not depend on timing.
 template <class Acquire>
-__device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, int t, const float (&total)[64],
+__device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, const float (&total)[2][64], int tiles,
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
                                                Acquire&& acquire) {
     using namespace sm90;
     const int ctid = threadIdx.x - (kThreads - kConsumerThreads);
-    float2* scratch = t == 0 ? reinterpret_cast<float2*>(&s.slot[1][0][0]) : reinterpret_cast<float2*>(&s.a[0][0]);
-    if (t == 1) {  // the stage buffers: both warpgroups' MMAs have read them (either may finish first), and
-        named_barrier(kConsumerBarrier, kConsumerThreads);
-        fence_proxy_async_shared();  // those reads and TMA's writes were the async proxy's
-    }
+    constexpr int kScratchPairs = kTileM * kTileN / 2;  // one tile's partial sums, as float2
+    float2* scratch = reinterpret_cast<float2*>(&s.a[0][0]);
+    // The stage buffers: both warpgroups' MMAs have read them (either may finish first), and those reads and
+    // TMA's writes were the async proxy's.
+    named_barrier(kConsumerBarrier, kConsumerThreads);
+    fence_proxy_async_shared();
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {  // a row is 64 float2 (column pairs), placed as a slot row places its words
-        const int r = row_local + 8 * h;
+    for (int t = 0; t < 2; ++t) {
+        if (t >= tiles) break;
 #pragma unroll
-        for (int k = 0; k < 16; ++k)
-            scratch[r * kSlotWords + slot_word(r, 4 * k + quad)] = make_float2(total[4 * k + 2 * h], total[4 * k + 2 * h + 1]);
-    }
-    arrive_cluster_wide(&s.split_ready[t], p.split);  // "written", to every CTA
-    wait_cluster_wide(&s.split_ready[t]);
-    acquire();
-    if (t == 1) wait_cluster_wide(&s.split_done[0]);
-    uint32_t(*slot)[kSlotWords] = s.slot[t];
-    const uint32_t scratch_at = smem_addr(scratch);
-    for (int item = ctid; item < (rows_hi - rows_lo) * (kSlotWords / 2); item += kConsumerThreads) {
-        const int r = rows_lo + item / (kSlotWords / 2);
-        const int w = slot_word(r, 2 * (item % (kSlotWords / 2)));  // pairs w, w + 1: adjacent (even w)
-        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        for (int c = 0; c < p.split; ++c) {
-            const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, uint32_t(c)));
-            sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+        for (int h = 0; h < 2; ++h) {  // a row is 64 float2 (column pairs), placed as a slot row places its words
+            const int r = row_local + 8 * h;
+#pragma unroll
+            for (int k = 0; k < 16; ++k)
+                scratch[t * kScratchPairs + r * kSlotWords + slot_word_here(r, 4 * k + quad)] =
+                    make_float2(total[t][4 * k + 2 * h], total[t][4 * k + 2 * h + 1]);
         }
-        const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
-        uint32_t packed[2];
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {  // the hardware conversion except for NaN (its NaN differs from float_to_bf16's)
-            const float lo = c4[2 * j], hi = c4[2 * j + 1];
-            packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi)
-                                             : uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
-        }
-        *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
     }
-    arrive_cluster_wide(&s.split_done[t], p.split);  // "read": the peers may reuse their scratch
+    arrive_cluster_wide(&s.split_ready, p.split);  // "written", to every CTA
+    wait_cluster_wide(&s.split_ready);
+    for (int t = 0; t < tiles; ++t) {
+        acquire(t);
+        uint32_t(*slot)[kSlotWords] = s.slot[t];
+        const uint32_t scratch_at = smem_addr(scratch + t * kScratchPairs);
+        for (int item = ctid; item < (rows_hi - rows_lo) * (kSlotWords / 2); item += kConsumerThreads) {
+            const int r = rows_lo + item / (kSlotWords / 2);
+            const int w = slot_word(r, 2 * (item % (kSlotWords / 2)));  // pairs w, w + 1: adjacent (even w)
+            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (int c = 0; c < p.split; ++c) {
+                const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, uint32_t(c)));
+                sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+            }
+            const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
+            uint32_t packed[2];
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {  // the hardware conversion except for NaN (its NaN differs from float_to_bf16's)
+                const float lo = c4[2 * j], hi = c4[2 * j + 1];
+                packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi)
+                                                 : uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
+            }
+            *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
+        }
+    }
 }
 
 #endif  // FQ_SM90A
@@ -626,10 +636,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_init(&s.slot_full[i], kConsumerThreads);
             mbar_init(&s.slot_empty[i], kEpilogueThreads);
         }
-        for (int t = 0; t < 2; ++t) {  // one arrival per consumer warp of the cluster
-            mbar_init(&s.split_ready[t], ctas * kConsumerThreads / 32);
-            mbar_init(&s.split_done[t], ctas * kConsumerThreads / 32);
-        }
+        mbar_init(&s.split_ready, ctas * kConsumerThreads / 32);  // one arrival per consumer warp of the cluster
         mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
         fence_barrier_init();
     }
@@ -637,9 +644,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     else __syncthreads();
 
     // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
-    // epilogue) gives back enough for the consumers' 64 accumulators + 64 promoted sums: 104 + 2 x 200 = 3 x 168.
+    // epilogue) gives back enough for the consumers' 64 accumulators + 2 x 64 promoted sums (two C tiles):
+    // kProducerRegs + 2 x kConsumerRegs = 3 x 168 (setmaxnreg's total may not exceed the launch's).
+    constexpr int kProducerRegs = 88, kConsumerRegs = 208;
+    static_assert(kProducerRegs + 2 * kConsumerRegs == 3 * 168, "the registers the launch gives");
     if (warp_id < 4) {
-        regs_release<104>();
+        regs_release<kProducerRegs>();
         if (warp_id == 0) {  // ---- producer: lane 0 issues the TMA loads, every lane copies scales ------------
             const int lane = threadIdx.x;
             if (lane == 0) {
@@ -653,59 +663,69 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
             for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
                 for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
+                    // B rows of the two C tiles' boxes (a dead tile, past the outputs, loads any B: its MMAs are
+                    // skipped, and a CTA whose whole unit is dead still loads A for its peer).
+                    BoxRows rows[2];
+                    int32_t b_row[2][2];
+#pragma unroll
                     for (int t = 0; t < 2; ++t) {
                         const int64_t d = u.d0 + kHalfN * t;
-                        const bool live = d < p.h;
-                        const BoxRows rows = box_rows<P>(p, live ? d : 0);  // a dead tile loads any B
-                        const int32_t b0 = int32_t(g * p.n + rows.first), b1 = int32_t(g * p.n + rows.second);
-                        // The scales of this tile's K blocks, walked along with them: rows lo..hi of A (the
-                        // group's rows of the unit; lane l copies rows l, l + 32, ...) and the two B boxes' blocks
-                        // (lanes 0 and 1). Pointers and predicates are set up here, so that a K block costs the
-                        // copies and two adds: the producer's time per block adds to every stage's refill, and a
-                        // slower loop here measured 20-27% off the main loop (docs/perf.md, session 20).
-                        uint32_t a_rows = 0;  // bit j: row l + 32 j is the group's
+                        rows[t] = box_rows<P>(p, d < p.h ? d : 0);
+                        b_row[t][0] = int32_t(g * p.n + rows[t].first);
+                        b_row[t][1] = int32_t(g * p.n + rows[t].second);
+                    }
+                    // The scales of the unit's K blocks, walked along with them: rows lo..hi of A (the group's
+                    // rows of the unit; lane l copies rows l, l + 32, ...) and the four B boxes' blocks (lane
+                    // 2t + box). Pointers and predicates are set up here, so that a K block costs the copies and
+                    // two adds: the producer's time per block adds to every stage's refill, and a slower loop
+                    // here measured 20-27% off the main loop (docs/perf.md, session 20).
+                    const bool live = u.d0 < p.h;
+                    uint32_t a_rows = 0;  // bit j: row l + 32 j is the group's
 #pragma unroll
-                        for (int j = 0; j < kTileM / 32; ++j) {
-                            const int64_t r = u.t0 + lane + 32 * j;
-                            if (live && r >= lo && r < hi) a_rows |= 1u << j;
-                        }
-                        const bool b_lane = live && lane < 2;
-                        const float* a_src = p.a_scales + u.t0 + lane + kb_lo * p.a_scale_ld;
-                        const float* b_src = p.b_scales + kb_lo +
-                            (g * p.n_blocks + (lane == 0 ? rows.first : rows.second) / kTileK) * p.k_blocks;
-                        const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][lane & 1]);
-                        for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
-                            mbar_wait(&s.empty[stage], phase ^ 1);
+                    for (int j = 0; j < kTileM / 32; ++j) {
+                        const int64_t r = u.t0 + lane + 32 * j;
+                        if (live && r >= lo && r < hi) a_rows |= 1u << j;
+                    }
+                    const int b_tile = (lane >> 1) & 1, b_box = lane & 1;
+                    const bool b_lane = lane < 4 && u.d0 + kHalfN * b_tile < p.h;
+                    const float* a_src = p.a_scales + u.t0 + lane + kb_lo * p.a_scale_ld;
+                    const float* b_src = p.b_scales + kb_lo +
+                        (g * p.n_blocks + (b_box ? rows[b_tile].second : rows[b_tile].first) / kTileK) * p.k_blocks;
+                    const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][b_tile][b_box]);
+                    for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
+                        mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
-                            if (lab_loads++ >= kStages) {
-                                mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
-                                if (lane == 0) mbar_arrive(&s.full[stage]);
-                                if (++stage == kStages) { stage = 0; phase ^= 1; }
-                                continue;
-                            }
-#endif
-                            if (lane == 0) {  // the operands first, the longest wait (the stage completes once the
-                                              // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
-                                mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
-                                const int32_t k = int32_t(kb * kTileK);
-                                if (p.cluster == 1) {
-                                    tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
-                                    tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
-                                } else {  // this CTA's half of A, to both
-                                    tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
-                                                          int32_t(u.t0 + rank * kHalfN), 0x3);
-                                }
-                                tma_load_2d(s.b[stage], &map_b, &s.full[stage], k, b0);
-                                tma_load_2d(s.b[stage] + kHalfN * kTileK, &map_b, &s.full[stage], k, b1);
-                            }
-                            const uint32_t a_dst = a_dst0 + stage * uint32_t(sizeof(s.a_scale[0]));
-#pragma unroll
-                            for (int j = 0; j < kTileM / 32; ++j)
-                                if (a_rows >> j & 1) cp_async_4(a_dst + 128 * j, a_src + 32 * j);
-                            if (b_lane) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src);
-                            cp_async_arrive(&s.full[stage]);
+                        if (lab_loads++ >= kStages) {
+                            mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
+                            if (lane == 0) mbar_arrive(&s.full[stage]);
                             if (++stage == kStages) { stage = 0; phase ^= 1; }
+                            continue;
                         }
+#endif
+                        if (lane == 0) {  // the operands first, the longest wait (the stage completes once the
+                                          // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
+                            mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
+                            const int32_t k = int32_t(kb * kTileK);
+                            if (p.cluster == 1) {
+                                tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
+                                tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
+                            } else {  // this CTA's half of A, to both
+                                tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
+                                                      int32_t(u.t0 + rank * kHalfN), 0x3);
+                            }
+#pragma unroll
+                            for (int t = 0; t < 2; ++t)
+#pragma unroll
+                                for (int box = 0; box < 2; ++box)
+                                    tma_load_2d(s.b[stage][t] + box * kHalfN * kTileK, &map_b, &s.full[stage], k, b_row[t][box]);
+                        }
+                        const uint32_t a_dst = a_dst0 + stage * uint32_t(sizeof(s.a_scale[0]));
+#pragma unroll
+                        for (int j = 0; j < kTileM / 32; ++j)
+                            if (a_rows >> j & 1) cp_async_4(a_dst + 128 * j, a_src + 32 * j);
+                        if (b_lane) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src);
+                        cp_async_arrive(&s.full[stage]);
+                        if (++stage == kStages) { stage = 0; phase ^= 1; }
                     }
                 });
             });
@@ -752,7 +772,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
     } else {
         // ---- consumers ------------------------------------------------------------------------------------------
-        regs_acquire<200>();
+        regs_acquire<kConsumerRegs>();
         const int ctid = threadIdx.x - 128;             // 0..255
         // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (the MMAs are
         // issued under a branch on it, and a branch it took for divergent would make it serialize them).
@@ -764,15 +784,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         int64_t filled = 0;  // C tiles put into the ring so far
         // The hot loop works on 32-bit shared addresses computed here once: stage i's full barrier is at
         // full0 + 8i, its empty barrier (in the CTA of the pair that reads each A half) at empty_at[c] + 8i, its
-        // operand descriptors at desc + i * kStageDescStep. A CTA without a peer arrives twice on its own barrier
-        // (the count is the same either way, so the loop has no branch on the cluster size).
+        // operand descriptors at desc_a0 + i * kStepA and desc_b0 + i * kStepB (C tile t's B: + t * kStepB / 2). A
+        // CTA without a peer arrives twice on its own barrier (the count is the same either way, so the loop has no
+        // branch on the cluster size).
         const uint32_t full0 = smem_addr(&s.full[0]);
         const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 0 : rank),
                                       cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : rank)};
         const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0] + half * 64 * kTileK);
-        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0]);
-        static_assert(sizeof(s.a[0]) == sizeof(s.b[0]), "one descriptor step for both operands");
-        constexpr uint32_t kStageDescStep = sizeof(s.a[0]) >> 4;  // descriptors count 16-byte units
+        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0][0]);
+        constexpr uint32_t kStepA = sizeof(s.a[0]) >> 4, kStepB = sizeof(s.b[0]) >> 4;  // descriptors count 16 bytes
         const int k_blocks = int(kb_hi - kb_lo);
         auto release_stage = [&] {
             if (lane == 0) {
@@ -790,71 +810,79 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mbar_wait(&s.slot_empty[k % kSlots], (uint32_t(k / kSlots) & 1) ^ 1);
                 owned |= 1u << t;
             };
+            // Tile t holds outputs [d0 + 64 t, + 64): tile 1 lies past them where h is not a multiple of 128, both
+            // on a CTA whose block does (it still runs the pipeline: its peer shares A). A dead tile has no MMAs;
+            // its slot passes empty.
+            const int tiles = u.d0 >= p.h ? 0 : u.d0 + kHalfN >= p.h ? 1 : 2;
             for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                 any = true;
                 const float alpha = p.alpha ? p.alpha[g] : 1.0f;
                 const int64_t r0 = u.t0 + row_local, r1 = r0 + 8;
                 const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
-                for (int t = 0; t < 2; ++t) {
-                    const int64_t d = u.d0 + kHalfN * t;
-                    if (d >= p.h) {  // a dead tile: the stages still pass through (the peer shares A)
-                        for (int kb = 0; kb < k_blocks; ++kb) {
-                            mbar_wait(full0 + 8 * stage, phase);
-                            release_stage();
-                        }
-                        continue;
-                    }
-                    const BoxRows rows = box_rows<P>(p, d);
-                    // ---- main loop: C tile [128 x 128] over K, promoted every 128 of K -------------------------
-                    float total[64], acc[64];
-#pragma unroll
-                    for (int i = 0; i < 64; ++i) total[i] = 0.0f;
+                if (tiles == 0) {  // the stages still pass through
                     for (int kb = 0; kb < k_blocks; ++kb) {
-                        const uint64_t desc_a = desc_a0 + stage * kStageDescStep, desc_b = desc_b0 + stage * kStageDescStep;
                         mbar_wait(full0 + 8 * stage, phase);
-                        // Warpgroup 1 issues its MMAs after warpgroup 0's: both meet at one barrier once per block,
-                        // 0 after issuing, 1 before. So the tensor cores finish 0's first and 0 promotes while 1's
-                        // run, rather than both finishing, and promoting, together (docs/perf.md, session 21).
+                        release_stage();
+                    }
+                    return;
+                }
+                // ---- main loop: both C tiles [128 x 128] over K, promoted every 128 of K -----------------------
+                float total[2][64], acc[64];
+#pragma unroll
+                for (int i = 0; i < 64; ++i) total[0][i] = total[1][i] = 0.0f;
+                for (int kb = 0; kb < k_blocks; ++kb) {
+                    const uint64_t desc_a = desc_a0 + stage * kStepA, desc_b = desc_b0 + stage * kStepB;
+                    mbar_wait(full0 + 8 * stage, phase);
+                    // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not wait
+                    // for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody owns
+                    // were not copied: their scale is 0.
+                    const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
+                    const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
+#pragma unroll
+                    for (int t = 0; t < 2; ++t) {
+                        if (t == tiles) break;
+                        // Warpgroup 1 issues its MMAs after warpgroup 0's: both meet at one barrier per tile and
+                        // block, 0 after issuing, 1 before. So the tensor cores finish 0's first and 0 promotes
+                        // while 1's run, rather than both finishing, and promoting, together (docs/perf.md,
+                        // session 21).
                         auto issue = [&] {
                             wgmma_fence();
                             fence_operands(acc);
 #pragma unroll
                             for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
-                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + 2 * kk, kk > 0);
+                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * (kStepB / 2) + 2 * kk, kk > 0);
                             wgmma_commit();
                         };
                         if (half == 0) issue();
                         named_barrier<kIssueOrderBarrier, kConsumerThreads>();
                         if (half == 1) issue();
-                        // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not
-                        // wait for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody
-                        // owns were not copied: their scale is 0.
-                        const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
-                        const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
-                        const float b_first = s.b_scale[stage][0], b_second = s.b_scale[stage][1];
+                        const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
                         wgmma_wait<0>();
                         fence_operands(acc);
-                        release_stage();
+                        if (t == tiles - 1) release_stage();  // every MMA reading the stage is done
                         // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
                         const float scale[2][2] = {{a0 * b_first, a0 * b_second}, {a1 * b_first, a1 * b_second}};
 #pragma unroll
-                        for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
+                        for (int i = 0; i < 64; ++i) total[t][i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[t][i]);
                     }
-                    if (!p.stash) continue;
-                    if constexpr (kSplitK) {
-                        split_k_reduce(p, s, t, total, alpha, row_local, quad, my_rows_lo, my_rows_hi, [&] { acquire(t); });
-                        continue;
-                    }
-
-                    // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into the tile's slot,
-                    // in the tile's column order (the epilogue resolves the pairs)
+                }
+                if (!p.stash) return;
+                if constexpr (kSplitK) {
+                    split_k_reduce(p, s, total, tiles, alpha, row_local, quad, my_rows_lo, my_rows_hi, acquire);
+                    return;
+                }
+                // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into each tile's slot, in
+                // the tile's column order (the epilogue resolves the pairs)
+#pragma unroll
+                for (int t = 0; t < 2; ++t) {
+                    if (t == tiles) break;
                     acquire(t);
                     uint32_t(*slot)[kSlotWords] = s.slot[(filled + t) % kSlots];
                     bool any_nan = false;  // the hardware conversion's NaN differs from float_to_bf16's (rare: software)
 #pragma unroll
                     for (int i = 0; i < 64; ++i) {
-                        total[i] *= alpha;
-                        any_nan |= total[i] != total[i];
+                        total[t][i] *= alpha;
+                        any_nan |= total[t][i] != total[t][i];
                     }
                     auto store_rows = [&](auto pack) {  // each of this thread's two rows, if some group owns it
 #pragma unroll
@@ -862,7 +890,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             if (!(h ? valid1 : valid0)) continue;
                             const int r = row_local + 8 * h;
 #pragma unroll
-                            for (int i = 2 * h; i < 64; i += 4) slot[r][slot_word(r, 4 * (i / 4) + quad)] = pack(total[i], total[i + 1]);
+                            for (int i = 2 * h; i < 64; i += 4) slot[r][slot_word_here(r, 4 * (i / 4) + quad)] = pack(total[t][i], total[t][i + 1]);
                         }
                     };
                     if (!any_nan) store_rows(pack_bf16x2);
