@@ -87,13 +87,14 @@ static_assert(kSmemBytes <= 227 * 1024, "the H100's shared memory per block");
 
 // Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
 // within groups of four by the row (groups of four stay contiguous for 16-byte accesses).
-__device__ __forceinline__ int slot_word(int row, int word) { return word ^ ((row & 7) << 2); }
+__device__ __forceinline__ int slot_key(int row) { return (row & 7) << 2; }
+__device__ __forceinline__ int slot_word(int row, int word) { return word ^ slot_key(row); }
 // The same, computed where it is used: the consumers' 32 store offsets per tile are loop-invariant, and ptxas,
 // hoisting them out of the unit loop into registers the accumulators need, spills them (the stash then waits on
 // local memory). An xor per store is cheaper; asm volatile keeps it in place.
 __device__ __forceinline__ int slot_word_here(int row, int word) {
     int r;
-    asm volatile("xor.b32 %0, %1, %2;" : "=r"(r) : "r"(word), "r"((row & 7) << 2));
+    asm volatile("xor.b32 %0, %1, %2;" : "=r"(r) : "r"(word), "r"(slot_key(row)));
     return r;
 }
 
@@ -205,6 +206,10 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
     uint32_t r;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
+}
+// The same by float_to_bf16 (the host reference's bits, NaN included).
+__device__ __forceinline__ uint32_t pack_bf16x2_exact(float lo, float hi) {
+    return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
 }
 
 // ---- The epilogue: one unit from its two slots ---------------------------------------------------------------
@@ -392,9 +397,8 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
     if (o.d)
 #pragma unroll
         for (int i = 0; i < kRows; ++i) {
-            const uint32_t lo = uint32_t(float_to_bf16(y[i][0])) | (uint32_t(float_to_bf16(y[i][1])) << 16);
-            const uint32_t hi = uint32_t(float_to_bf16(y[i][2])) | (uint32_t(float_to_bf16(y[i][3])) << 16);
-            *reinterpret_cast<uint2*>(o.d + rows[i] * p.h) = make_uint2(lo, hi);
+            *reinterpret_cast<uint2*>(o.d + rows[i] * p.h) =
+                make_uint2(pack_bf16x2_exact(y[i][0], y[i][1]), pack_bf16x2_exact(y[i][2], y[i][3]));
         }
     if (!p.rowwise) return;
     float amax[kRows];  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
@@ -592,8 +596,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
 #pragma unroll
             for (int j = 0; j < 2; ++j) {  // the hardware conversion except for NaN (its NaN differs from float_to_bf16's)
                 const float lo = c4[2 * j], hi = c4[2 * j + 1];
-                packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi)
-                                                 : uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
+                packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi) : pack_bf16x2_exact(lo, hi);
             }
             *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
         }
@@ -894,7 +897,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         }
                     };
                     if (!any_nan) store_rows(pack_bf16x2);
-                    else store_rows([](float lo, float hi) { return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16); });
+                    else store_rows(pack_bf16x2_exact);
                 }
             });
             if (!any || !p.stash) return;
