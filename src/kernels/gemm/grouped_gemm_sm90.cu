@@ -148,6 +148,12 @@ struct Unit {
 __device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t share_rank) {
     return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + share_rank) * kUnitCols};
 }
+// The unit's C tiles that hold outputs: tile t holds outputs [d0 + 64 t, + 64), so tile 1 lies past them where h
+// is not a multiple of 128, and both on a CTA whose block does. A dead tile has no MMAs (the producer loads any B
+// for it) and its slot passes empty.
+__device__ __forceinline__ int live_tiles(const Params& p, const Unit& u) {
+    return u.d0 >= p.h ? 0 : u.d0 + kHalfN >= p.h ? 1 : 2;
+}
 // Every role walks the same units in the same order; the loop over pairs (one per cluster of `ctas`) is
 // written once, here.
 template <class Body>
@@ -666,8 +672,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
             for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
                 for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
-                    // B rows of the two C tiles' boxes (a dead tile, past the outputs, loads any B: its MMAs are
-                    // skipped, and a CTA whose whole unit is dead still loads A for its peer).
+                    // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
+                    // loads A for its peer).
+                    const int tiles = live_tiles(p, u);
                     BoxRows rows[2];
                     int32_t b_row[2][2];
 #pragma unroll
@@ -682,12 +689,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                     // 2t + box). Pointers and predicates are set up here, so that a K block costs the copies and
                     // two adds: the producer's time per block adds to every stage's refill, and a slower loop
                     // here measured 20-27% off the main loop (docs/perf.md, session 20).
-                    const bool live = u.d0 < p.h;
                     uint32_t a_rows = 0;  // bit j: row l + 32 j is the group's
 #pragma unroll
                     for (int j = 0; j < kTileM / 32; ++j) {
                         const int64_t r = u.t0 + lane + 32 * j;
-                        if (live && r >= lo && r < hi) a_rows |= 1u << j;
+                        if (tiles > 0 && r >= lo && r < hi) a_rows |= 1u << j;
                     }
                     const int b_tile = (lane >> 1) & 1, b_box = lane & 1;
                     const bool b_lane = lane < 4 && u.d0 + kHalfN * b_tile < p.h;
@@ -813,10 +819,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mbar_wait(&s.slot_empty[k % kSlots], (uint32_t(k / kSlots) & 1) ^ 1);
                 owned |= 1u << t;
             };
-            // Tile t holds outputs [d0 + 64 t, + 64): tile 1 lies past them where h is not a multiple of 128, both
-            // on a CTA whose block does (it still runs the pipeline: its peer shares A). A dead tile has no MMAs;
-            // its slot passes empty.
-            const int tiles = u.d0 >= p.h ? 0 : u.d0 + kHalfN >= p.h ? 1 : 2;
+            const int tiles = live_tiles(p, u);  // a CTA with none still runs the pipeline: its peer shares A
             for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                 any = true;
                 const float alpha = p.alpha ? p.alpha[g] : 1.0f;
