@@ -518,7 +518,12 @@ FQ_API fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_
  *            intermediate rounding, ROW_PROB_POINTER indexed by the row of A, quantization attributes,
  *            OUTPUTS with the columnwise pointers); its MoE attributes must be unset (the groups are the
  *            GEMM descriptor's; the epilogue runs as under MoE CONTIGUOUS with those offsets).
- *  outputLayout, output, scales, scalesSizeInBytes  as fqQuantize's output for the [M, H] result.
+ *  outputLayout, output, scales, scalesSizeInBytes  as fqQuantize's output for the [M, H] result. With group
+ *            offsets the scale buffers (`scales` and the columnwise scales) take the size fqGetScaleBufferSize
+ *            gives for the epilogue descriptor with FQ_QUANT_DESC_MOE_LAYOUT = CONTIGUOUS and
+ *            FQ_QUANT_DESC_MOE_NUM_EXPERTS = E: per-tensor schemes write one fp32 scale per group (E floats),
+ *            the other schemes as without MoE. The columnwise buffers have no size argument, so the library
+ *            cannot check them: size them so.
  *  Rows no group owns (and a slot's rows past its count) are never written and never influence an output.
  *  Asynchronous on `stream` for a CUDA handle (no allocation, no host synchronisation, capturable in a CUDA
  *  graph); synchronous on the host backend (the reference: fp64 accumulation). CUDA runs it on sm_90 (the
