@@ -5,7 +5,8 @@
 // Environment: LAB_SMALL (A scales 64x smaller, the benchmark's magnitudes), LAB_SKIP_CHECK, LAB_GEMM_ONLY /
 // LAB_NO_C / LAB_NO_Q / LAB_D (what is written), and for the launch LAB_CLUSTER (1 or 2 CTAs sharing A) and
 // LAB_SPLIT (CTAs splitting K of a unit; one group only); LAB_GROUP (rowwise group: 32, 64 or 128) and
-// LAB_UP_FIRST (the up half of each pair first).
+// LAB_UP_FIRST (the up half of each pair first); LAB_ACT (the activation: silu, identity, gelu, swiglu); LAB_REPS
+// (GEMM only: launches timed, default 10).
 // Build (here or on the device): tools/lab/gemm_lab.sh
 #include <cuda_runtime.h>
 
@@ -77,7 +78,10 @@ int main(int argc, char** argv) {
     c.c_out = dC;
     OpConfig& e = c.epi;
     e.rows = M; e.in_cols = N; e.in_ld = N; e.cols = H; e.out_ld = H;
-    e.act = Act::Silu;
+    // LAB_ACT: the activation (silu, the default; identity: y = g * u, the cheapest epilogue arithmetic; gelu;
+    // swiglu: SwiGLU-OAI, SPEC's default alpha / beta / limit)
+    const std::string act = getenv("LAB_ACT") ? getenv("LAB_ACT") : "silu";
+    e.act = act == "identity" ? Act::Identity : act == "gelu" ? Act::GeluTanh : act == "swiglu" ? Act::SwigluOai : Act::Silu;
     e.gate = gate == "inter" ? GateLayout::Interleaved : gate == "split" ? GateLayout::Split : GateLayout::BlockInterleaved;
     e.gate_block = gate == "bi64" ? 64 : 32;
     e.row_prob = dProb;
@@ -103,9 +107,11 @@ int main(int argc, char** argv) {
         bare.c_out = nullptr; bare.quantize = false;
         for (int i = 0; i < 3; ++i) run_grouped_gemm_cuda(bare, nullptr, sms);
         cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-        CK(cudaEventRecord(a)); for (int i = 0; i < 10; ++i) run_grouped_gemm_cuda(bare, nullptr, sms); CK(cudaEventRecord(b));
+        const int n = getenv("LAB_REPS") ? atoi(getenv("LAB_REPS")) : 10;
+        CK(cudaEventRecord(a)); for (int i = 0; i < n; ++i) run_grouped_gemm_cuda(bare, nullptr, sms); CK(cudaEventRecord(b));
         CK(cudaEventSynchronize(b)); float ms = 0; CK(cudaEventElapsedTime(&ms, a, b));
-        std::printf("GEMM only (no outputs): %.1f us, %.0f TFLOP/s\n", ms * 100, 2.0 * M * N * K / (ms * 1e-4) * 1e-12);
+        const double us = ms * 1e3 / n;
+        std::printf("GEMM only (no outputs): %.1f us, %.0f TFLOP/s\n", us, 2.0 * M * N * K / (us * 1e-6) * 1e-12);
         return 0;
     }
     fqStatus_t st = run_grouped_gemm_cuda(c, nullptr, sms);

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The kernel lab's correctness sweep for one lab binary ($1, in build-lab/): every gate pairing, both gate orders,
-# rowwise groups 32/64/128, columnwise, split K 3 and 5, MoE cut points; each run checks C against the fp64
-# reference and the quantized bytes against the host quantization of the kernel's own C. 12 lines, each PASS.
+# rowwise groups 32/64/128, columnwise, split K 2, 3 and 5 (the last two lines: units sharing B, in builds
+# with -DFQ_LAB_SHARE_B; others ignore LAB_SPLIT_SHARE_B), MoE cut points; each run checks C against the fp64
+# reference and the quantized bytes against the host quantization of the kernel's own C. 14 lines, each PASS
+# (LAB_STOP=1: stops at the first that is not, exit status 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
 v=build-lab/$1; L="timeout ${LAB_TIMEOUT:-20}"
-r() { echo "$* :: $($L "$@" 2>&1 | grep -E "bad|differ|FAIL|PASS" | tr '\n' ' ')"; }
+r() {  # LAB_STOP=1: stop at the first line without PASS (exit 1)
+  local line="$* :: $($L "$@" 2>&1 | grep -E "bad|differ|FAIL|PASS" | tr '\n' ' ')"
+  echo "$line"
+  if [[ -n ${LAB_STOP:-} && $line != *PASS* ]]; then exit 1; fi
+}
 r $v 1000 512 1024 3 1 split 1
 r $v 1000 1024 1280 4 1 bi32 1
 r env LAB_CLUSTER=1 $v 700 1024 2048 5 1 inter 1
@@ -17,3 +23,5 @@ r env LAB_GROUP=64 $v 2000 512 384 9 1 split 1
 r env LAB_SMALL=1 $v 129 4096 512 1 1 split 1
 r env LAB_SPLIT=3 $v 300 1024 2048 1 1 split 1
 r env LAB_SPLIT=5 LAB_UP_FIRST=1 LAB_GROUP=64 $v 200 768 2048 1 1 inter 1
+r env LAB_SPLIT=2 LAB_SPLIT_SHARE_B=4 $v 512 1024 2048 1 1 split 1  # B shared by 4 units (FQ_LAB_SHARE_B builds)
+r env LAB_SPLIT=3 LAB_SPLIT_SHARE_B=2 $v 300 1024 2048 1 1 bi32 1  # ... by 2, the last unit past m
