@@ -22,15 +22,6 @@ done
 if [[ $parts == *ab* ]]; then
   LAB_TIMEOUT=20 tools/lab/gemm_lab_profile.sh "$base$passing" none >/dev/null 2>&1
   cp /tmp/o/ab.txt "$OUT/ab.txt" 2>/dev/null
-  for b in $base$passing; do  # split K with units sharing B (LAB_SPLIT_SHARE_B; builds without FQ_LAB_SHARE_B ignore it)
-    for shape in "512 2 4" "256 4 2"; do
-      set -- $shape
-      for sb in 1 $3; do
-        echo "M=$1 split $2, B shared by $sb, $b: fused $(LAB_SMALL=1 LAB_SKIP_CHECK=1 LAB_NO_C=1 LAB_SPLIT=$2 LAB_SPLIT_SHARE_B=$sb \
-          timeout 20 build-lab/$b $1 4096 7168 1 20 2>/dev/null | grep -o "median.*")"
-      done
-    done
-  done | tee -a "$OUT/ab.txt"
 fi
 [[ $parts == *modes* ]] && {
   tools/lab/gemm_lab_modes.sh "$base"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kernel lab's correctness sweep for one lab binary ($1, in build-lab/): every gate pairing, both gate orders,
-# rowwise groups 32/64/128, columnwise, split K 2, 3 and 5 (the last two lines: units sharing B, in builds
-# with -DFQ_LAB_SHARE_B; others ignore LAB_SPLIT_SHARE_B), MoE cut points; each run checks C against the fp64
+# rowwise groups 32/64/128, columnwise, split K 2, 3 and 5 (the last two lines: several units, a tile past m),
+# MoE cut points; each run checks C against the fp64
 # reference and the quantized bytes against the host quantization of the kernel's own C. 14 lines, each PASS
 # (LAB_STOP=1: stops at the first that is not, exit status 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
@@ -23,5 +23,5 @@ r env LAB_GROUP=64 $v 2000 512 384 9 1 split 1
 r env LAB_SMALL=1 $v 129 4096 512 1 1 split 1
 r env LAB_SPLIT=3 $v 300 1024 2048 1 1 split 1
 r env LAB_SPLIT=5 LAB_UP_FIRST=1 LAB_GROUP=64 $v 200 768 2048 1 1 inter 1
-r env LAB_SPLIT=2 LAB_SPLIT_SHARE_B=4 $v 512 1024 2048 1 1 split 1  # B shared by 4 units (FQ_LAB_SHARE_B builds)
-r env LAB_SPLIT=3 LAB_SPLIT_SHARE_B=2 $v 300 1024 2048 1 1 bi32 1  # ... by 2, the last unit past m
+r env LAB_SPLIT=2 $v 512 1024 2048 1 1 split 1  # four units of two CTAs
+r env LAB_SPLIT=3 $v 300 1024 2048 1 1 bi32 1  # block pairing; the last unit's tile past m

@@ -59,9 +59,6 @@ constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
 constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
 constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
 constexpr int kIssueOrderBarrier = 4;   // consumers, per K block and C tile: warpgroup 1 issues its MMAs after warpgroup 0
-#ifdef FQ_LAB_SHARE_B
-constexpr int kLabShareA = FQ_LAB_SHARE_B;
-#endif
 constexpr uint32_t kStageBytes = kTileM * kTileK + 2 * kTileN * kTileK;  // A, and B of both C tiles
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
@@ -138,12 +135,6 @@ struct Params {
     // Scale slots past the logical rows (COL_MAJOR_TMA padding), zeroed by CTA 0: rowwise rows [m, row_pad_end)
     // x row_groups, columnwise rows [h, col_pad_end) x col_groups.
     int64_t row_pad_end, row_groups, col_pad_end, col_groups;
-#ifdef FQ_LAB_SHARE_B
-    // Lab (FQ_LAB_SHARE_B = CTAs sharing A, 1 or 2, in the non-split kernel; B pairs always): CTAs of a cluster
-    // sharing B (split K: 1). With 2, the cluster covers share_b row tiles (m_tiles counts such
-    // blocks) x cluster / share_b unit columns, and each CTA of a B pair loads one C tile's B for both.
-    int32_t share_b;
-#endif
 };
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
@@ -155,22 +146,8 @@ struct Unit {
     int64_t t0, d0;
 };
 __device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t share_rank) {
-#ifdef FQ_LAB_SHARE_B
-    const int ca = p.cluster / p.share_b;  // CTAs sharing A: ranks r and r ^ 1 when 2; B: r and r ^ ca
-    return {((pair / p.pair_cols) * p.share_b + share_rank / ca) * kTileM,
-            ((pair % p.pair_cols) * ca + share_rank % ca) * kUnitCols};
-#else
     return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + share_rank) * kUnitCols};
-#endif
 }
-#ifdef FQ_LAB_SHARE_B
-// The rows whose groups the producer and the consumers walk for unit u: its cluster's block of share_b row tiles,
-// so that both CTAs of a B pair load the same B blocks in the same order (a group may have no rows in one of
-// them: that CTA's consumers pass its stages through).
-__device__ __forceinline__ int64_t block_t0(const Params& p, const Unit& u) {
-    return u.t0 / (kTileM * p.share_b) * (kTileM * p.share_b);
-}
-#endif
 // The unit's C tiles that hold outputs: tile t holds outputs [d0 + 64 t, + 64), so tile 1 lies past them where h
 // is not a multiple of 128, and both on a CTA whose block does. A dead tile has no MMAs (the producer loads any B
 // for it) and its slot passes empty.
@@ -185,13 +162,6 @@ __device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_
     for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += gridDim.x / ctas) body(unit_of(p, pair, share_rank));
 }
 
-#ifdef FQ_LAB_TAIL_JOIN
-// The pair of this CTA's last unit (for_each_unit's last), or -1 if it has none.
-__device__ __forceinline__ int64_t last_pair(const Params& p, int ctas) {
-    const int64_t pairs = p.m_tiles * p.pair_cols, first = blockIdx.x / ctas, step = gridDim.x / ctas;
-    return first < pairs ? first + (pairs - 1 - first) / step * step : -1;
-}
-#endif
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
     return p.offsets ? contiguous_rows(p.offsets, p.counts, g, p.m) : RowRange{0, p.m, p.m};
 }
@@ -200,8 +170,8 @@ __device__ __forceinline__ int64_t last_pair(const Params& p, int ctas) {
 // All roles call it alike, so they agree on the work without talking. Offsets are non-decreasing
 // (docs/moe.md); if they are not, some rows may be skipped, never read or written out of bounds.
 template <class Visit>
-__device__ __forceinline__ void for_each_group_in_tile(const Params& p, int64_t t0, Visit&& visit, int64_t span = kTileM) {
-    const int64_t t1 = min(t0 + span, p.m);
+__device__ __forceinline__ void for_each_group_in_tile(const Params& p, int64_t t0, Visit&& visit) {
+    const int64_t t1 = min(t0 + kTileM, p.m);
     int32_t g = 0;
     if (p.offsets) {  // the first group whose slot ends past t0
         int32_t hi = p.groups;
@@ -216,17 +186,6 @@ __device__ __forceinline__ void for_each_group_in_tile(const Params& p, int64_t 
         const int64_t lo = max(r.first, t0), hi = min(r.first + r.count, t1);
         if (lo < hi) visit(g, lo, hi);
     }
-}
-
-// The groups whose B the producer loads and the consumers multiply for unit u, as for_each_group_in_tile: the
-// unit's tile's (lab, B shared: its cluster's block of row tiles').
-template <class Visit>
-__device__ __forceinline__ void for_each_group_in_block(const Params& p, const Unit& u, Visit&& visit) {
-#ifdef FQ_LAB_SHARE_B
-    for_each_group_in_tile(p, block_t0(p, u), visit, kTileM * p.share_b);
-#else
-    for_each_group_in_tile(p, u.t0, visit);
-#endif
 }
 
 // B rows (within a group's N) of the "first" and "second" 64 columns of the C tile holding outputs [d, d+64).
@@ -580,12 +539,12 @@ __device__ __forceinline__ void epilogue_columns(const Params& p, const Unit& u,
 // every CTA). arrive: each warp of the role tells every CTA (lane c: CTA c) after a fence that orders its
 // shared-memory accesses so far before (a release at cluster scope); wait: the barrier's first phase, then the
 // matching acquire.
-__device__ __forceinline__ void arrive_cluster_wide(uint64_t* bar, int ctas, uint32_t first = 0) {  // CTAs first ..
+__device__ __forceinline__ void arrive_cluster_wide(uint64_t* bar, int ctas) {
     using namespace sm90;
     fence_cluster();
     __syncwarp();
     const int lane = threadIdx.x % 32;
-    if (lane < ctas) mbar_arrive_remote(cluster_address(smem_addr(bar), first + uint32_t(lane)));
+    if (lane < ctas) mbar_arrive_remote(cluster_address(smem_addr(bar), uint32_t(lane)));
 }
 __device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
     sm90::mbar_wait(bar, 0);
@@ -603,7 +562,7 @@ static_assert(offsetof(SharedStorage, b) == offsetof(SharedStorage, a) + sizeof(
 template <class Acquire>
 __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, const float (&total)[2][64], int tiles,
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
-                                               uint32_t split0, Acquire&& acquire) {
+                                               Acquire&& acquire) {
     using namespace sm90;
     const int ctid = threadIdx.x - (kThreads - kConsumerThreads);
     constexpr int kScratchPairs = kTileM * kTileN / 2;  // one tile's partial sums, as float2
@@ -624,7 +583,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
                     make_float2(total[t][4 * k + 2 * h], total[t][4 * k + 2 * h + 1]);
         }
     }
-    arrive_cluster_wide(&s.split_ready, p.split, split0);  // "written", to every CTA of the unit
+    arrive_cluster_wide(&s.split_ready, p.split);  // "written", to every CTA
     wait_cluster_wide(&s.split_ready);
     for (int t = 0; t < tiles; ++t) {
         acquire(t);
@@ -635,7 +594,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
             const int w = slot_word(r, 2 * (item % (kSlotWords / 2)));  // pairs w, w + 1: adjacent (even w)
             float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             for (int c = 0; c < p.split; ++c) {
-                const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, split0 + uint32_t(c)));
+                const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, uint32_t(c)));
                 sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
             }
             const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
@@ -668,58 +627,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ __align__(1024) uint8_t smem_raw[];  // see kSmemBytes
     auto& s = *reinterpret_cast<SharedStorage*>(smem_raw);
     const int warp_id = threadIdx.x / 32;
-#ifdef FQ_LAB_SHARE_B  // split K: share_b groups of `split` CTAs (one unit each), B shared across the groups
-    const int ctas = kSplitK ? p.split * p.share_b : p.cluster;
-    const uint32_t rank = ctas > 1 ? cluster_rank() : 0;
-    const uint32_t share_rank = kSplitK ? rank / p.split : rank;
-    const uint32_t split_rank = kSplitK ? rank % p.split : 0;
-#else
     const int ctas = kSplitK ? p.split : p.cluster;  // CTAs per cluster
     const uint32_t rank = ctas > 1 ? cluster_rank() : 0;
     const uint32_t share_rank = kSplitK ? 0 : rank;
-    const uint32_t split_rank = rank;
-#endif
-    const uint32_t split0 = kSplitK ? share_rank * p.split : 0;
-#ifdef FQ_LAB_SHARE_B
-    constexpr int kLabArrivals = kSplitK ? 4 : 3;  // consumer arrivals per warp and stage (see empty_at)
-#endif  // split K: the cluster rank of its unit's first CTA
     // This CTA's K blocks, and (split K) the rows of each unit it finishes.
-    const int64_t kb_lo = kSplitK ? split_rank * p.k_blocks / p.split : 0;
-    const int64_t kb_hi = kSplitK ? (split_rank + 1) * p.k_blocks / p.split : p.k_blocks;
-    const int my_rows_lo = kSplitK ? int(split_rank) * kTileM / p.split : 0;
-    const int my_rows_hi = kSplitK ? int(split_rank + 1) * kTileM / p.split : kTileM;
+    const int64_t kb_lo = kSplitK ? rank * p.k_blocks / p.split : 0;
+    const int64_t kb_hi = kSplitK ? (rank + 1) * p.k_blocks / p.split : p.k_blocks;
+    const int my_rows_lo = kSplitK ? int(rank) * kTileM / p.split : 0;
+    const int my_rows_hi = kSplitK ? int(rank + 1) * kTileM / p.split : kTileM;
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbar_init(&s.full[i], 1 + 32);  // the producer's expect_tx arrival, its 32 lanes' scale copies
-#ifdef FQ_LAB_SHARE_B
-            mbar_init(&s.empty[i], kLabArrivals * kConsumerThreads / 32);  // of each consumer warp (see empty_at)
-#else
             mbar_init(&s.empty[i], 2 * kConsumerThreads / 32);  // each consumer warp of the pair (or twice, alone)
-#endif
         }
         for (int i = 0; i < kSlots; ++i) {
             mbar_init(&s.slot_full[i], kConsumerThreads);
             mbar_init(&s.slot_empty[i], kEpilogueThreads);
         }
-#ifdef FQ_LAB_SHARE_B
-        const int unit_ctas = p.split;
-#else
-        const int unit_ctas = ctas;
-#endif
-        mbar_init(&s.split_ready, unit_ctas * kConsumerThreads / 32);  // one arrival per consumer warp of the unit's CTAs
-        mbar_init(&s.split_y, unit_ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the unit's CTAs
+        mbar_init(&s.split_ready, ctas * kConsumerThreads / 32);  // one arrival per consumer warp of the cluster
+        mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
         fence_barrier_init();
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
     else __syncthreads();
-#ifdef FQ_LAB_TAIL_JOIN
-    // The CTA's last unit (split K: its only one) is finished after the roles' loops, by the epilogue warps and the
-    // consumers together (eleven warps: nothing is left to overlap it with): this warp's index among them
-    // (-1: none) and the ring entry of the unit's first tile.
-    int tail_warp = -1;
-    int64_t tail_filled = 0;
-#endif
 
     // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
     // epilogue) gives back enough for the consumers' 64 accumulators + 2 x 64 promoted sums (two C tiles):
@@ -740,7 +671,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             int64_t lab_loads = 0;
 #endif
             for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
-                for_each_group_in_block(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
+                for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                     // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
                     // loads A for its peer).
                     const int tiles = live_tiles(p, u);
@@ -770,18 +701,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const float* b_src = p.b_scales + kb_lo +
                         (g * p.n_blocks + (b_box ? rows[b_tile].second : rows[b_tile].first) / kTileK) * p.k_blocks;
                     const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][b_tile][b_box]);
-#ifdef FQ_LAB_SHARE_B
-                    // The loads' rows and multicast masks (a tile past m loads rows 0: its MMAs are skipped). B is four
-                    // 64-row boxes (part j: tile j / 2, box j % 2); each B peer loads 4 / share_b of them for all.
-                    const int32_t lab_a_row = int32_t(u.t0 < p.m ? u.t0 : 0);
-                    const uint16_t lab_a_mask = uint16_t(3u << (rank & ~1u));
-                    const int lab_part0 = int(share_rank / (kSplitK ? 1 : kLabShareA)) * 4 / p.share_b;
-                    uint16_t lab_b_mask = 0;
-                    if constexpr (kSplitK)
-                        for (int b = 0; b < p.share_b; ++b) lab_b_mask |= uint16_t(1u << (uint32_t(b * p.split) + split_rank));
-                    else
-                        lab_b_mask = uint16_t((1u << rank) | (1u << (rank ^ uint32_t(kLabShareA))));
-#endif
                     for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
                         mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
@@ -796,39 +715,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                                           // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
                             mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
                             const int32_t k = int32_t(kb * kTileK);
-#ifdef FQ_LAB_SHARE_B  // lab: row tiles share B (the split-K kernel only where share_b > 1)
-                            if (!kSplitK || p.share_b > 1) {
-                                if (kSplitK || kLabShareA == 1) {
-                                    tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, lab_a_row);
-                                    tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, lab_a_row + kHalfN);
-                                } else {  // this CTA's half of A, to both of its A pair
-                                    tma_load_2d_multicast(s.a[stage] + (rank & 1) * kHalfN * kTileK, &map_a, &s.full[stage], k,
-                                                          lab_a_row + int32_t((rank & 1) * kHalfN), lab_a_mask);
-                                }
-#pragma unroll
-                                for (int i = 0; i < 4; ++i) {  // parts lab_part0 .. + 4 / share_b, to every B peer
-                                    const int j = lab_part0 + i;
-                                    if (i == 4 / p.share_b) break;
-                                    const int32_t row = j == 0 ? b_row[0][0] : j == 1 ? b_row[0][1] : j == 2 ? b_row[1][0] : b_row[1][1];
-                                    tma_load_2d_multicast(s.b[stage][j / 2] + (j % 2) * kHalfN * kTileK, &map_b, &s.full[stage],
-                                                          k, row, lab_b_mask);
-                                }
-                            } else
-#endif
-                            {
-                                if (p.cluster == 1) {
-                                    tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
-                                    tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
-                                } else {  // this CTA's half of A, to both
-                                    tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
-                                                          int32_t(u.t0 + rank * kHalfN), 0x3);
-                                }
-#pragma unroll
-                                for (int t = 0; t < 2; ++t)
-#pragma unroll
-                                    for (int box = 0; box < 2; ++box)
-                                        tma_load_2d(s.b[stage][t] + box * kHalfN * kTileK, &map_b, &s.full[stage], k, b_row[t][box]);
+                            if (p.cluster == 1) {
+                                tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
+                                tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
+                            } else {  // this CTA's half of A, to both
+                                tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
+                                                      int32_t(u.t0 + rank * kHalfN), 0x3);
                             }
+#pragma unroll
+                            for (int t = 0; t < 2; ++t)
+#pragma unroll
+                                for (int box = 0; box < 2; ++box)
+                                    tma_load_2d(s.b[stage][t] + box * kHalfN * kTileK, &map_b, &s.full[stage], k, b_row[t][box]);
                         }
                         const uint32_t a_dst = a_dst0 + stage * uint32_t(sizeof(s.a_scale[0]));
 #pragma unroll
@@ -851,43 +749,24 @@ __global__ void __launch_bounds__(kThreads, 1)
                     for (int64_t i = etid; i < (p.col_pad_end - p.h) * p.col_groups; i += kEpilogueThreads)
                         *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
             }
-            int64_t filled = 0;  // C tiles taken from the ring so far
-            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
-                RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
-                if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
-#ifdef FQ_LAB_TAIL_JOIN
-                const Unit last = unit_of(p, last_pair(p, ctas), share_rank);
-                if (kSplitK || (u.t0 == last.t0 && u.d0 == last.d0)) {  // the tail: after the loops, with the consumers
-                    tail_warp = ewarp;
-                    tail_filled = filled;
-                    return;
-                }
-#endif
-                uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
-                uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
-                finish_rows<P>(p, s, u, filled, valid, ewarp, kSplitK ? kSplitWarps : kEpilogueThreads / 32, lane, ub);
-                if (kSplitK && p.columnwise) named_barrier<kSplitRowsBarrier, 32 * kSplitWarps>();  // all 11 warps' rows
-                if (p.columnwise && !kSplitK) {
-                    named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
-                    epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
-                        return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
-                    });
-                } else if (p.columnwise) {
-                    // Split K: every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the
-                    // cluster's CTAs take turns at the columns, reading each row's y where it lies (DSMEM).
-                    arrive_cluster_wide(&s.split_y, p.split, split0);
-                    wait_cluster_wide(&s.split_y);
-                    const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
-                    epilogue_columns(p, u, valid_all, etid + int(split_rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
-                                     [&](int t, int r, int i) {
-                                         const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
-                                         return ld_cluster_f32(cluster_address(
-                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, split0 + owner));
-                                     });
-                }
-                for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
-                filled += 2;
-            });
+            if constexpr (!kSplitK) {  // (split K: the cluster's one unit is finished after the roles' loops, below)
+                int64_t filled = 0;  // C tiles taken from the ring so far
+                for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+                    RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
+                    if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
+                    uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
+                    uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
+                    finish_rows<P>(p, s, u, filled, valid, ewarp, kEpilogueThreads / 32, lane, ub);
+                    if (p.columnwise) {
+                        named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
+                        epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
+                            return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
+                        });
+                    }
+                    for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
+                    filled += 2;
+                });
+            }
         }
     } else {
         // ---- consumers ------------------------------------------------------------------------------------------
@@ -907,35 +786,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         // CTA without a peer arrives twice on its own barrier (the count is the same either way, so the loop has no
         // branch on the cluster size).
         const uint32_t full0 = smem_addr(&s.full[0]);
-#ifdef FQ_LAB_SHARE_B
-        // kLabArrivals per stage, on every CTA that writes into this one's: itself, its A peer and its B peer (split
-        // K: the CTAs of its K range in the cluster's share_b units), itself standing in for those it lacks.
-        uint32_t empty_at[kLabArrivals];
-#pragma unroll
-        for (int i = 0; i < kLabArrivals; ++i) {
-            uint32_t to = rank;
-            if (kSplitK && i < p.share_b) to = uint32_t(i * p.split) + split_rank;
-            if (!kSplitK && i == 1 && kLabShareA == 2) to = rank ^ 1;
-            if (!kSplitK && i == 2) to = rank ^ uint32_t(kLabShareA);
-            empty_at[i] = cluster_address(smem_addr(&s.empty[0]), to);
-        }
-#else
         const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 0 : rank),
                                       cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : rank)};
-#endif
         const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0] + half * 64 * kTileK);
         const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0][0]);
         constexpr uint32_t kStepA = sizeof(s.a[0]) >> 4, kStepB = sizeof(s.b[0]) >> 4;  // descriptors count 16 bytes
         const int k_blocks = int(kb_hi - kb_lo);
         auto release_stage = [&] {
             if (lane == 0) {
-#ifdef FQ_LAB_SHARE_B
-#pragma unroll
-                for (int i = 0; i < kLabArrivals; ++i) mbar_arrive_remote(empty_at[i] + 8 * stage);
-#else
                 mbar_arrive_remote(empty_at[0] + 8 * stage);
                 mbar_arrive_remote(empty_at[1] + 8 * stage);
-#endif
             }
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         };
@@ -949,18 +809,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                 owned |= 1u << t;
             };
             const int tiles = live_tiles(p, u);  // a CTA with none still runs the pipeline: its peer shares A
-            for_each_group_in_block(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
-#ifdef FQ_LAB_SHARE_B
-                const bool mine = max(lo, u.t0) < min(hi, u.t0 + kTileM);  // the group has rows in this CTA's tile
-                any = any || mine;
-#else
+            for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                 any = true;
-                constexpr bool mine = true;
-#endif
                 const float alpha = p.alpha ? p.alpha[g] : 1.0f;
                 const int64_t r0 = u.t0 + row_local, r1 = r0 + 8;
                 const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
-                if (tiles == 0 || !mine) {  // the stages still pass through
+                if (tiles == 0) {  // the stages still pass through
                     for (int kb = 0; kb < k_blocks; ++kb) {
                         mbar_wait(full0 + 8 * stage, phase);
                         release_stage();
@@ -1009,7 +863,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if (!p.stash) return;
                 if constexpr (kSplitK) {
-                    split_k_reduce(p, s, total, tiles, alpha, row_local, quad, my_rows_lo, my_rows_hi, split0, acquire);
+                    split_k_reduce(p, s, total, tiles, alpha, row_local, quad, my_rows_lo, my_rows_hi, acquire);
                     return;
                 }
                 // ---- C = alpha * total as the unfused pipeline's GEMM writes it, bf16, into each tile's slot, in
@@ -1045,59 +899,40 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             filled += 2;
         });
-#ifdef FQ_LAB_TAIL_JOIN
-        if (p.stash) {
-            tail_warp = kEpilogueThreads / 32 + ctid / 32;
-            tail_filled = filled - 2;
-        }
-#else
-        if constexpr (kSplitK) {  // the cluster's one unit: the consumers, idle now, finish rows beside the epilogue warps
-            if (p.stash && blockIdx.x / ctas < p.m_tiles * p.pair_cols) {
-                const Unit u = unit_of(p, blockIdx.x / ctas, 0);
-                RowMask valid;
-                if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid)) {
-                    finish_rows<P>(p, s, u, 0, valid, kEpilogueThreads / 32 + ctid / 32, kSplitWarps, lane,
-                                   scale_upper_bound(p));
-                    if (p.columnwise) named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
-                }
-            }
-        }
-#endif
     }
-#ifdef FQ_LAB_TAIL_JOIN
-    if (const int64_t pair = tail_warp >= 0 ? last_pair(p, ctas) : -1; pair >= 0) {
-        const Unit u = unit_of(p, pair, share_rank);
-        const int lane = threadIdx.x % 32;
-        const float ub = scale_upper_bound(p);
-        RowMask valid, valid_all;
-        if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) {
-            finish_rows<P>(p, s, u, tail_filled, valid, tail_warp, kSplitWarps, lane, ub);
-            if (p.columnwise && tail_warp >= kEpilogueThreads / 32) {
-                sm90::named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
-            } else if (p.columnwise) {
-                sm90::named_barrier<kSplitRowsBarrier, 32 * kSplitWarps>();  // all eleven warps' rows
-                const int etid = 32 * tail_warp + lane;
-                if constexpr (!kSplitK) {
-                    const uint32_t* tile0 = &s.slot[tail_filled % kSlots][0][0];
-                    const uint32_t* tile1 = &s.slot[(tail_filled + 1) % kSlots][0][0];
-                    epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
-                        return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
-                    });
-                } else {
-                    arrive_cluster_wide(&s.split_y, p.split, split0);
+    if constexpr (kSplitK) {
+        // The cluster's one unit, once both roles' loops are done: its rows [my_rows_lo, my_rows_hi) are finished by
+        // warps 1-11 together (the epilogue warps and the consumers; nothing is left to overlap it with). Here,
+        // after the role branches, rather than in each of them: one copy of the code, which ptxas allocates
+        // without the spills the two copies had (split-K kernel: 116 bytes, now none).
+        if (warp_id > 0 && p.stash && blockIdx.x / ctas < p.m_tiles * p.pair_cols) {
+            using namespace sm90;
+            const Unit u = unit_of(p, blockIdx.x / ctas, 0);
+            const int finisher = warp_id - 1, lane = threadIdx.x % 32;  // 0-2: epilogue warps, 3-10: consumers
+            const float ub = scale_upper_bound(p);
+            RowMask valid, valid_all;
+            if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) {
+                finish_rows<P>(p, s, u, 0, valid, finisher, kSplitWarps, lane, ub);
+                if (p.columnwise && finisher >= kEpilogueThreads / 32) {
+                    named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
+                } else if (p.columnwise) {
+                    named_barrier<kSplitRowsBarrier, 32 * kSplitWarps>();  // all eleven warps' rows
+                    // Every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the cluster's CTAs
+                    // take turns at the columns, reading each row's y where it lies (DSMEM).
+                    arrive_cluster_wide(&s.split_y, p.split);
                     wait_cluster_wide(&s.split_y);
-                    const uint32_t y0 = sm90::smem_addr(&s.slot[0][0][0]), y1 = sm90::smem_addr(&s.slot[1][0][0]);
-                    epilogue_columns(p, u, valid_all, etid + int(split_rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
+                    const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
+                    const int etid = 32 * finisher + lane;
+                    epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
                                      [&](int t, int r, int i) {
                                          const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
-                                         return sm90::ld_cluster_f32(sm90::cluster_address(
-                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, split0 + owner));
+                                         return ld_cluster_f32(cluster_address(
+                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
                                      });
                 }
             }
         }
     }
-#endif
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
 }
@@ -1217,9 +1052,6 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
                         cudaGetErrorString(e));
     const int64_t units = p.m_tiles * p.unit_cols_tiles;
     p.split = 1;
-#ifdef FQ_LAB_SHARE_B
-    p.share_b = 1;
-#endif
     if (p.groups == 1 && p.stash && 2 * units <= sm_count)
         for (int split = kMaxSplit; split >= 2 && p.split == 1; --split)
             if (p.k_blocks >= 2 * split && units <= max_active_clusters<P, true>(sm_count, split)) p.split = split;
@@ -1232,14 +1064,6 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
 #ifdef FQ_GEMM_LAB
         std::fprintf(stderr, "launch: split K over %d CTAs, %lld units\n", p.split, (long long)units);
 #endif
-#ifdef FQ_LAB_SHARE_B  // LAB_SPLIT_SHARE_B (1, 2 or 4): units of that many row tiles share B, clusters of split x it
-        if (const char* sb = std::getenv("LAB_SPLIT_SHARE_B")) p.share_b = std::atoi(sb);
-        p.cluster = p.share_b;
-        p.m_tiles = ceil_div(p.m_tiles, int64_t(p.share_b));
-        std::fprintf(stderr, "launch: split K, B shared by %d units: %lld clusters of %d\n", p.share_b,
-                     (long long)(p.m_tiles * p.pair_cols), p.split * p.share_b);
-        return launch_kernel<P, true>(p, a, b, p.m_tiles * p.pair_cols, p.split * p.share_b, stream);
-#endif
         return launch_kernel<P, true>(p, a, b, units, p.split, stream);
     }
     const int max_pairs = max_active_clusters<P, false>(sm_count, 2);
@@ -1248,20 +1072,9 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
     if (const char* force = std::getenv("LAB_CLUSTER")) p.cluster = std::atoi(force);
     std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
 #endif
-#ifdef FQ_LAB_SHARE_B  // pairs of row tiles share B: clusters of 2 x kLabShareA
-    p.share_b = 2;
-    p.m_tiles = ceil_div(p.m_tiles, int64_t(2));
-    p.cluster = 2 * kLabShareA;
-    p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster / p.share_b));
-    const int64_t pairs = p.m_tiles * p.pair_cols;
-    const int64_t slots = p.cluster > 1 ? max_active_clusters<P, false>(sm_count, p.cluster) : sm_count;
-    std::fprintf(stderr, "launch: B shared by %d, cluster %d, %lld clusters of work, %lld at once\n", p.share_b, p.cluster,
-                 (long long)pairs, (long long)slots);
-#else
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
     const int64_t pairs = p.m_tiles * p.pair_cols;
     const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
-#endif
     return launch_kernel<P, false>(p, a, b, pairs < slots ? pairs : slots, p.cluster, stream);
 }
 
