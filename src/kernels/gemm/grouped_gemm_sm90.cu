@@ -56,8 +56,8 @@ constexpr int kConsumerThreads = 256;
 constexpr int kEpilogueThreads = 96;    // warps 1-3
 constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (0 is __syncthreads)
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
-constexpr int kSplitWarps = 11;         // split K: warps 1-11 (epilogue and consumers) finish the CTA's rows
-constexpr int kSplitRowsBarrier = 3;    // ... and meet at this named barrier before the columnwise blocks
+constexpr int kFinishWarps = 11;        // warps 1-11 (epilogue and consumers) finish a CTA's last unit (split K: its one)
+constexpr int kFinishRowsBarrier = 3;   // ... and meet at this named barrier before the columnwise blocks
 constexpr int kIssueOrderBarrier = 4;   // consumers, per K block and C tile: warpgroup 1 issues its MMAs after warpgroup 0
 constexpr uint32_t kStageBytes = kTileM * kTileK + 2 * kTileN * kTileK;  // A, and B of both C tiles
 
@@ -162,6 +162,11 @@ __device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_
     for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += gridDim.x / ctas) body(unit_of(p, pair, share_rank));
 }
 
+// The pair of this CTA's last unit (for_each_unit's last), or -1 if it has none.
+__device__ __forceinline__ int64_t last_pair(const Params& p, int ctas) {
+    const int64_t pairs = p.m_tiles * p.pair_cols, first = blockIdx.x / ctas, step = gridDim.x / ctas;
+    return first < pairs ? first + (pairs - 1 - first) / step * step : -1;
+}
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
     return p.offsets ? contiguous_rows(p.offsets, p.counts, g, p.m) : RowRange{0, p.m, p.m};
 }
@@ -469,7 +474,7 @@ __device__ __forceinline__ float scale_upper_bound(const Params& p) {
 
 // The rows of a unit's epilogue (C out, y, y out, rowwise codes and scales) once its two C tiles are in the slots
 // of ring entries `filled` and `filled` + 1, by `warps` warps, this one `warp`: rows w, w + warps, ... that valid
-// holds (the epilogue warps; under split K the consumers too, idle by then).
+// holds (the epilogue warps; for a CTA's last unit the consumers too, idle by then).
 template <Pairing P>
 __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, const Unit& u, int64_t filled,
                                             const RowMask& valid, int warp, int warps, int lane, float ub) {
@@ -738,9 +743,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     }
                 });
             });
-        } else if (p.stash) {  // ---- epilogue warps: each unit once its two slots are full ----------------
-            const int etid = threadIdx.x - 32, lane = etid % 32, ewarp = etid / 32;
-            const float ub = scale_upper_bound(p);
+        } else if (p.stash) {  // ---- epilogue warps: the scale padding here; the units after the role branches
+            const int etid = threadIdx.x - 32;
             if (blockIdx.x == 0) {  // scale padding (rows past the logical ones) is written with 0, as fqQuantize does
                 if (p.rowwise)
                     for (int64_t i = etid; i < (p.row_pad_end - p.m) * p.row_groups; i += kEpilogueThreads)
@@ -748,24 +752,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (p.columnwise)
                     for (int64_t i = etid; i < (p.col_pad_end - p.h) * p.col_groups; i += kEpilogueThreads)
                         *reinterpret_cast<float*>(p.col_scales + scale_offset(p.col_strides, p.h + i / p.col_groups, i % p.col_groups)) = 0.0f;
-            }
-            if constexpr (!kSplitK) {  // (split K: the cluster's one unit is finished after the roles' loops, below)
-                int64_t filled = 0;  // C tiles taken from the ring so far
-                for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
-                    RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
-                    if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
-                    uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
-                    uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
-                    finish_rows<P>(p, s, u, filled, valid, ewarp, kEpilogueThreads / 32, lane, ub);
-                    if (p.columnwise) {
-                        named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
-                        epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
-                            return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
-                        });
-                    }
-                    for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
-                    filled += 2;
-                });
             }
         }
     } else {
@@ -900,6 +886,43 @@ __global__ void __launch_bounds__(kThreads, 1)
             filled += 2;
         });
     }
+    if constexpr (!kSplitK) {
+        // ---- the epilogue's unit loop: warps 1-3 finish every unit once its two slots are full; the consumers,
+        // done with their loop, join them for the CTA's last unit (eleven warps: nothing is left to overlap it
+        // with). One copy of the code for both, after the role branches: a second copy for the last unit, tried in
+        // session 24, made every unit 4-6% slower.
+        if (p.stash && warp_id > 0) {
+            using namespace sm90;
+            const bool epilogue_warp = warp_id < 4;
+            const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
+            const float ub = scale_upper_bound(p);
+            const Unit last = unit_of(p, last_pair(p, ctas), share_rank);
+            int64_t filled = 0;  // C tiles taken from the ring so far
+            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+                RowMask valid, valid_all;  // rows of the unit some group owns
+                if (!unit_rows(p, u, 0, kTileM, valid, &valid_all)) return;
+                const bool is_last = u.t0 == last.t0 && u.d0 == last.d0;
+                if (epilogue_warp || is_last) {
+                    finish_rows<P>(p, s, u, filled, valid, finisher, is_last ? kFinishWarps : kEpilogueThreads / 32, lane, ub);
+                    if (p.columnwise) {
+                        if (!is_last) named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
+                        else if (epilogue_warp) named_barrier<kFinishRowsBarrier, 32 * kFinishWarps>();  // ... all eleven warps'
+                        else named_barrier_arrive<kFinishRowsBarrier, 32 * kFinishWarps>();
+                        if (epilogue_warp) {
+                            const uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
+                            const uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
+                            epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
+                                return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
+                            });
+                        }
+                    }
+                    if (epilogue_warp)
+                        for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
+                }
+                filled += 2;
+            });
+        }
+    }
     if constexpr (kSplitK) {
         // The cluster's one unit, once both roles' loops are done: its rows [my_rows_lo, my_rows_hi) are finished by
         // warps 1-11 together (the epilogue warps and the consumers; nothing is left to overlap it with). Here,
@@ -912,11 +935,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float ub = scale_upper_bound(p);
             RowMask valid, valid_all;
             if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) {
-                finish_rows<P>(p, s, u, 0, valid, finisher, kSplitWarps, lane, ub);
+                finish_rows<P>(p, s, u, 0, valid, finisher, kFinishWarps, lane, ub);
                 if (p.columnwise && finisher >= kEpilogueThreads / 32) {
-                    named_barrier_arrive<kSplitRowsBarrier, 32 * kSplitWarps>();
+                    named_barrier_arrive<kFinishRowsBarrier, 32 * kFinishWarps>();
                 } else if (p.columnwise) {
-                    named_barrier<kSplitRowsBarrier, 32 * kSplitWarps>();  // all eleven warps' rows
+                    named_barrier<kFinishRowsBarrier, 32 * kFinishWarps>();  // all eleven warps' rows
                     // Every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the cluster's CTAs
                     // take turns at the columns, reading each row's y where it lies (DSMEM).
                     arrive_cluster_wide(&s.split_y, p.split);
