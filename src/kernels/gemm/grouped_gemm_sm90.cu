@@ -886,75 +886,53 @@ __global__ void __launch_bounds__(kThreads, 1)
             filled += 2;
         });
     }
-    if constexpr (!kSplitK) {
-        // ---- the epilogue's unit loop: warps 1-3 finish every unit once its two slots are full; the consumers,
-        // done with their loop, join them for the CTA's last unit (eleven warps: nothing is left to overlap it
-        // with). One copy of the code for both, after the role branches: a second copy for the last unit, tried in
-        // session 24, made every unit 4-6% slower.
-        if (p.stash && warp_id > 0) {
-            using namespace sm90;
-            const bool epilogue_warp = warp_id < 4;
-            const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
-            const float ub = scale_upper_bound(p);
-            const Unit last = unit_of(p, last_pair(p, ctas), share_rank);
-            int64_t filled = 0;  // C tiles taken from the ring so far
-            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
-                RowMask valid, valid_all;  // rows of the unit some group owns
-                if (!unit_rows(p, u, 0, kTileM, valid, &valid_all)) return;
-                const bool is_last = u.t0 == last.t0 && u.d0 == last.d0;
-                if (epilogue_warp || is_last) {
-                    finish_rows<P>(p, s, u, filled, valid, finisher, is_last ? kFinishWarps : kEpilogueThreads / 32, lane, ub);
-                    if (p.columnwise) {
-                        if (!is_last) named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
-                        else if (epilogue_warp) named_barrier<kFinishRowsBarrier, 32 * kFinishWarps>();  // ... all eleven warps'
-                        else named_barrier_arrive<kFinishRowsBarrier, 32 * kFinishWarps>();
-                        if (epilogue_warp) {
-                            const uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
-                            const uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
-                            epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
-                                return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
-                            });
-                        }
+    // ---- The epilogue's unit loop: warps 1-3 finish every unit once its two slots are full; the consumers, done
+    // with their loop, join them for the CTA's last unit (split K: its one), so eleven warps finish it (nothing is
+    // left to overlap it with). One copy of the code for both roles, after the role branches: a second copy for
+    // the last unit, tried in session 24, made every unit 4-6% slower (and two copies made the split-K kernel
+    // spill).
+    if (p.stash && warp_id > 0) {
+        using namespace sm90;
+        const bool epilogue_warp = warp_id < 4;
+        const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
+        const float ub = scale_upper_bound(p);
+        const Unit last = unit_of(p, last_pair(p, ctas), share_rank);
+        int64_t filled = 0;  // C tiles taken from the ring so far
+        for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+            RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
+            if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
+            const bool is_last = kSplitK || (u.t0 == last.t0 && u.d0 == last.d0);
+            if (epilogue_warp || is_last) {
+                finish_rows<P>(p, s, u, filled, valid, finisher, is_last ? kFinishWarps : kEpilogueThreads / 32, lane, ub);
+                if (p.columnwise) {
+                    if (!is_last) named_barrier(kEpilogueBarrier, kEpilogueThreads);  // every row's y is in the slots
+                    else if (epilogue_warp) named_barrier<kFinishRowsBarrier, 32 * kFinishWarps>();  // ... all eleven warps'
+                    else named_barrier_arrive<kFinishRowsBarrier, 32 * kFinishWarps>();
+                    if (epilogue_warp && !kSplitK) {
+                        const uint32_t* tile0 = &s.slot[filled % kSlots][0][0];
+                        const uint32_t* tile1 = &s.slot[(filled + 1) % kSlots][0][0];
+                        epilogue_columns(p, u, valid_all, etid, kEpilogueThreads, ub, [&](int t, int r, int i) {
+                            return reinterpret_cast<const float*>(t ? tile1 : tile0)[r * kSlotWords + slot_word(r, i)];
+                        });
+                    } else if (epilogue_warp) {
+                        // Split K: every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the
+                        // cluster's CTAs take turns at the columns, reading each row's y where it lies (DSMEM).
+                        arrive_cluster_wide(&s.split_y, p.split);
+                        wait_cluster_wide(&s.split_y);
+                        const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
+                        epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
+                                         [&](int t, int r, int i) {
+                                             const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
+                                             return ld_cluster_f32(cluster_address(
+                                                 (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
+                                         });
                     }
-                    if (epilogue_warp)
-                        for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
                 }
-                filled += 2;
-            });
-        }
-    }
-    if constexpr (kSplitK) {
-        // The cluster's one unit, once both roles' loops are done: its rows [my_rows_lo, my_rows_hi) are finished by
-        // warps 1-11 together (the epilogue warps and the consumers; nothing is left to overlap it with). Here,
-        // after the role branches, rather than in each of them: one copy of the code, which ptxas allocates
-        // without the spills the two copies had (split-K kernel: 116 bytes, now none).
-        if (warp_id > 0 && p.stash && blockIdx.x / ctas < p.m_tiles * p.pair_cols) {
-            using namespace sm90;
-            const Unit u = unit_of(p, blockIdx.x / ctas, 0);
-            const int finisher = warp_id - 1, lane = threadIdx.x % 32;  // 0-2: epilogue warps, 3-10: consumers
-            const float ub = scale_upper_bound(p);
-            RowMask valid, valid_all;
-            if (unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) {
-                finish_rows<P>(p, s, u, 0, valid, finisher, kFinishWarps, lane, ub);
-                if (p.columnwise && finisher >= kEpilogueThreads / 32) {
-                    named_barrier_arrive<kFinishRowsBarrier, 32 * kFinishWarps>();
-                } else if (p.columnwise) {
-                    named_barrier<kFinishRowsBarrier, 32 * kFinishWarps>();  // all eleven warps' rows
-                    // Every CTA's rows' y are in its slots (tiles 0 and 1) once all have arrived; the cluster's CTAs
-                    // take turns at the columns, reading each row's y where it lies (DSMEM).
-                    arrive_cluster_wide(&s.split_y, p.split);
-                    wait_cluster_wide(&s.split_y);
-                    const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
-                    const int etid = 32 * finisher + lane;
-                    epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
-                                     [&](int t, int r, int i) {
-                                         const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
-                                         return ld_cluster_f32(cluster_address(
-                                             (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
-                                     });
-                }
+                if (epilogue_warp && !kSplitK)
+                    for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
             }
-        }
+            filled += 2;
+        });
     }
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
