@@ -1312,6 +1312,51 @@ void repack_cases(Cases& c) {
           [](World&) { return fqGetScaleRepackSize(FQ_TYPE_E8M0, 1, 4, 3, FQ_SCALE_LAYOUT_ROW_MAJOR, nullptr); });
 }
 
+// fqGroupedGemmGetScaleBufferSize / Info: the two descriptors, the shape and `which` as fqGetScaleBufferSize
+// takes them, the epilogue's own MoE attributes (the groups are the GEMM's), the result pointer, `info`.
+void gemm_query_cases(Cases& c) {
+    using Query = std::function<S(World&, fqGroupedGemmDesc_t, fqQuantDesc_t, int64_t, int64_t, int32_t)>;
+    const std::pair<const char*, Query> queries[] = {
+        {"fqGroupedGemmGetScaleBufferSize",
+         [](World& w, fqGroupedGemmDesc_t g, fqQuantDesc_t d, int64_t r, int64_t k, int32_t which) {
+             return fqGroupedGemmGetScaleBufferSize(g, d, r, k, which, reinterpret_cast<size_t*>(w.size.p()));
+         }},
+        {"fqGroupedGemmGetScaleBufferInfo",
+         [](World& w, fqGroupedGemmDesc_t g, fqQuantDesc_t d, int64_t r, int64_t k, int32_t which) {
+             return fqGroupedGemmGetScaleBufferInfo(g, d, r, k, which, FQ_SCALE_INFO_BYTES,
+                                                    reinterpret_cast<int64_t*>(w.value.p()));
+         }},
+    };
+    for (const auto& [fn, q] : queries) {
+        const Query query = q;
+        for (Bad b : kBadObjects) {
+            c.add(fn, "gemmDesc", bad_name(b), {HANDLE}, "gemmDesc",
+                  [=](World& w) { return query(w, bad_gemm_desc(w, b), w.d, 4, 64, FQ_OUTPUT_ROWWISE); });
+            c.add(fn, "epilogueDesc", bad_name(b), {HANDLE}, "epilogueDesc",
+                  [=](World& w) { return query(w, w.gd, bad_desc(w, b), 4, 64, FQ_OUTPUT_ROWWISE); });
+        }
+        c.add(fn, "epilogueDesc", "FQ_QUANT_DESC_MOE_LAYOUT set (the groups are the GEMM's)", {INVALID},
+              "FQ_QUANT_DESC_MOE_LAYOUT", [=](World& w) { return query(w, w.gd, w.d, 4, 64, FQ_OUTPUT_ROWWISE); })
+            .setup = [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); };
+        for (int64_t r : {int64_t(-1), INT64_MIN})
+            c.add(fn, "rows", str(r), {INVALID}, "rows", [=](World& w) { return query(w, w.gd, w.d, r, 64, FQ_OUTPUT_ROWWISE); });
+        for (int64_t k : {int64_t(0), int64_t(-1), INT64_MIN})
+            c.add(fn, "cols", str(k), {INVALID}, "cols", [=](World& w) { return query(w, w.gd, w.d, 4, k, FQ_OUTPUT_ROWWISE); });
+        for (int32_t which : {0, 3, -1, INT32_MIN})
+            c.add(fn, "which", str(which), {INVALID}, "which", [=](World& w) { return query(w, w.gd, w.d, 4, 64, which); });
+    }
+    c.add("fqGroupedGemmGetScaleBufferSize", "sizeInBytes", "NULL", {NULLP}, "sizeInBytes",
+          [](World& w) { return fqGroupedGemmGetScaleBufferSize(w.gd, w.d, 4, 64, FQ_OUTPUT_ROWWISE, nullptr); });
+    c.add("fqGroupedGemmGetScaleBufferInfo", "value", "NULL", {NULLP}, "value", [](World& w) {
+        return fqGroupedGemmGetScaleBufferInfo(w.gd, w.d, 4, 64, FQ_OUTPUT_ROWWISE, FQ_SCALE_INFO_BYTES, nullptr);
+    });
+    for (int32_t info : {-1, 11, INT32_MIN})
+        c.add("fqGroupedGemmGetScaleBufferInfo", "info", str(info), {INVALID}, "info", [info](World& w) {
+            return fqGroupedGemmGetScaleBufferInfo(w.gd, w.d, 4, 64, FQ_OUTPUT_ROWWISE, info,
+                                                   reinterpret_cast<int64_t*>(w.value.p()));
+        });
+}
+
 void gemm_desc_cases(Cases& c) {
     const DescFunctions f = desc_functions("fqGroupedGemmDesc", fqGroupedGemmDescCreate, fqGroupedGemmDescDestroy,
                                            fqGroupedGemmDescSetAttribute, fqGroupedGemmDescGetAttribute, bad_gemm_desc,
@@ -1532,6 +1577,7 @@ const std::vector<Case>& all_cases() {
         quantize_cases(c);
         repack_cases(c);
         gemm_desc_cases(c);
+        gemm_query_cases(c);
         grouped_gemm_cases(c);
         return c.all;
     }();
@@ -1667,6 +1713,8 @@ FQ_BAD_INPUT_TEST(fqGroupedGemmDescCreate)
 FQ_BAD_INPUT_TEST(fqGroupedGemmDescDestroy)
 FQ_BAD_INPUT_TEST(fqGroupedGemmDescSetAttribute)
 FQ_BAD_INPUT_TEST(fqGroupedGemmDescGetAttribute)
+FQ_BAD_INPUT_TEST(fqGroupedGemmGetScaleBufferSize)
+FQ_BAD_INPUT_TEST(fqGroupedGemmGetScaleBufferInfo)
 FQ_BAD_INPUT_TEST(fqGroupedGemm)
 
 TEST_CASE("bad input: the matrix covers every argument of every entry point of the header") {

@@ -146,10 +146,17 @@ size_t scale_bytes_of(const Desc& d, int64_t rows, int64_t cols, int32_t which) 
     return b;
 }
 
-// Runs `p` with epilogue `epi` (its columnwise pointers are set here when it asks for them) on the host backend.
-// `scale_blocks`: per-tensor schemes keep one scale per group (E blocks of the plain query's size).
+size_t gemm_scale_bytes(const GemmDesc& g, const Desc& epi, int64_t rows, int64_t cols, int32_t which) {
+    size_t b = 0;
+    REQUIRE_MESSAGE(fqGroupedGemmGetScaleBufferSize(g.g, epi.d, rows, cols, which, &b) == FQ_STATUS_SUCCESS,
+                    fqGetLastErrorMessage());
+    return b;
+}
+
+// Runs `p` with epilogue `epi` (its columnwise pointers are set here when it asks for them) on the host backend,
+// its scale buffers of the sizes fqGroupedGemmGetScaleBufferSize gives.
 GemmRun run_gemm(const Problem& p, Desc& epi, bool want_c, bool want_d, bool quantize, int64_t h,
-                 int32_t out_type = FQ_TYPE_FP8_E4M3FN, int32_t outputs = FQ_OUTPUT_ROWWISE, int64_t scale_blocks = 1) {
+                 int32_t out_type = FQ_TYPE_FP8_E4M3FN, int32_t outputs = FQ_OUTPUT_ROWWISE) {
     GemmRun r;
     GemmDesc g;
     g.i32(FQ_GEMM_DESC_NUM_GROUPS, int32_t(p.e)).i32(FQ_GEMM_DESC_A_SCALE_LAYOUT, p.a_layout);
@@ -168,11 +175,11 @@ GemmRun run_gemm(const Problem& p, Desc& epi, bool want_c, bool want_d, bool qua
     if (quantize) {
         if (outputs & FQ_OUTPUT_ROWWISE) {
             r.out.assign(size_t(p.m * h), kPoison);
-            r.scales.assign(scale_bytes_of(epi, p.m, h, FQ_OUTPUT_ROWWISE) * size_t(scale_blocks), kPoison);
+            r.scales.assign(gemm_scale_bytes(g, epi, p.m, h, FQ_OUTPUT_ROWWISE), kPoison);
         }
         if (outputs & FQ_OUTPUT_COLUMNWISE) {
             r.col_out.assign(size_t(p.m * h), kPoison);
-            r.col_scales.assign(scale_bytes_of(epi, p.m, h, FQ_OUTPUT_COLUMNWISE) * size_t(scale_blocks), kPoison);
+            r.col_scales.assign(gemm_scale_bytes(g, epi, p.m, h, FQ_OUTPUT_COLUMNWISE), kPoison);
             epi.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, r.col_out.data());
             epi.ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, r.col_scales.empty() ? nullptr : r.col_scales.data());
         }
@@ -313,8 +320,7 @@ TEST_CASE("grouped GEMM: the quantized epilogue is fqQuantize of the returned C,
             make(epi);
             make(ref);
             INFO(std::string(x.name) << ": M " << s.m << " K " << s.k << " N " << s.n << " E " << s.e);
-            const bool per_tensor = x.scheme == FQ_SCHEME_PER_TENSOR_DYNAMIC && !p.offsets.empty();
-            const GemmRun g = run_gemm(p, epi, true, true, true, h, x.out_type, x.outputs, per_tensor ? p.e : 1);
+            const GemmRun g = run_gemm(p, epi, true, true, true, h, x.out_type, x.outputs);
             REQUIRE_MESSAGE(g.status == FQ_STATUS_SUCCESS, g.message);
             // C's invalid rows hold poison; fqQuantize never reads them (rows no expert owns), so C serves as is.
             const GemmRun q = run_quantize_of_c(p, ref, g.c, h, x.out_type, x.outputs);
@@ -509,6 +515,38 @@ TEST_CASE("grouped GEMM: descriptor attributes read back as set, with their defa
     const int32_t row_major = FQ_SCALE_LAYOUT_ROW_MAJOR;
     CHECK(fqGroupedGemmDescSetAttribute(g.g, FQ_GEMM_DESC_A_SCALE_LAYOUT, &row_major, 4) == FQ_STATUS_INVALID_VALUE);
     CHECK(std::string(fqGetLastErrorMessage()).find("FQ_GEMM_DESC_A_SCALE_LAYOUT") != std::string::npos);
+}
+
+TEST_CASE("fqGroupedGemmGetScaleBufferSize: per-tensor scales are one per group (offsets set or not yet); other "
+          "schemes and one group as fqGetScaleBufferSize; a MoE epilogue and NULL are refused") {
+    int32_t offsets[4] = {0, 10, 10, 40};
+    GemmDesc grouped, single, unset;  // unset: 3 groups, the offsets not given yet (the sizes do not need them)
+    grouped.i32(FQ_GEMM_DESC_NUM_GROUPS, 3).ptr(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, offsets);
+    unset.i32(FQ_GEMM_DESC_NUM_GROUPS, 3);
+    for (int32_t which : {int32_t(FQ_OUTPUT_ROWWISE), int32_t(FQ_OUTPUT_COLUMNWISE)}) {
+        Desc per_tensor, per_group;
+        per_tensor.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC).i32(FQ_QUANT_DESC_OUTPUTS, which);
+        swiglu(per_group);
+        per_group.i32(FQ_QUANT_DESC_OUTPUTS, which);
+        CHECK(gemm_scale_bytes(grouped, per_tensor, 40, 256, which) == 3 * 4);
+        CHECK(gemm_scale_bytes(unset, per_tensor, 40, 256, which) == 3 * 4);
+        CHECK(gemm_scale_bytes(single, per_tensor, 40, 256, which) == 4);
+        CHECK(gemm_scale_bytes(single, per_tensor, 40, 256, which) == scale_bytes_of(per_tensor, 40, 256, which));
+        CHECK(gemm_scale_bytes(grouped, per_group, 40, 256, which) == scale_bytes_of(per_group, 40, 256, which));
+        int64_t batch = 0;
+        CHECK(fqGroupedGemmGetScaleBufferInfo(grouped.g, per_tensor.d, 40, 256, which, FQ_SCALE_INFO_BATCH, &batch) ==
+              FQ_STATUS_SUCCESS);
+        CHECK(batch == 3);
+    }
+    Desc moe;
+    moe.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS).i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 3);
+    size_t b = 0;
+    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.g, moe.d, 40, 256, FQ_OUTPUT_ROWWISE, &b) == FQ_STATUS_INVALID_VALUE);
+    CHECK(std::string(fqGetLastErrorMessage()).find("FQ_QUANT_DESC_MOE_LAYOUT") != std::string::npos);
+    Desc plain;
+    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.g, plain.d, 40, 256, FQ_OUTPUT_ROWWISE, nullptr) ==
+          FQ_STATUS_NULL_POINTER);
+    CHECK(fqGroupedGemmGetScaleBufferSize(nullptr, plain.d, 40, 256, FQ_OUTPUT_ROWWISE, &b) != FQ_STATUS_SUCCESS);
 }
 
 TEST_CASE("grouped GEMM: the epilogue's MoE attributes are refused, naming the attribute") {

@@ -500,6 +500,18 @@ FQ_API fqStatus_t fqGroupedGemmDescSetAttribute(fqGroupedGemmDesc_t desc, int32_
 FQ_API fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_t attr, void* buf,
                                                 size_t sizeInBytes, size_t* sizeWritten);
 
+/** The bytes fqGroupedGemm writes to `scales` (`which` = FQ_OUTPUT_ROWWISE) or to the epilogue's columnwise
+ *  scales (FQ_OUTPUT_COLUMNWISE) for an output of `rows` x `cols` (M x H) with this GEMM descriptor's
+ *  FQ_GEMM_DESC_NUM_GROUPS E: fqGetScaleBufferSize of the epilogue run as MoE CONTIGUOUS with E experts
+ *  (per-tensor schemes: E floats, one per group; the other schemes as without MoE). Size both buffers with it:
+ *  the columnwise scales have no size argument for fqGroupedGemm to check. */
+FQ_API fqStatus_t fqGroupedGemmGetScaleBufferSize(fqGroupedGemmDesc_t gemmDesc, fqQuantDesc_t epilogueDesc,
+                                                  int64_t rows, int64_t cols, int32_t which, size_t* sizeInBytes);
+/** One fact (fqScaleInfo) about that scale buffer, as fqGetScaleBufferInfo gives it for fqQuantize. */
+FQ_API fqStatus_t fqGroupedGemmGetScaleBufferInfo(fqGroupedGemmDesc_t gemmDesc, fqQuantDesc_t epilogueDesc,
+                                                  int64_t rows, int64_t cols, int32_t which, int32_t info,
+                                                  int64_t* value);
+
 /** Grouped block-scaled FP8 GEMM with the activation + quantization epilogue (seeds/004 on Hopper):
  *
  *      for each group g and each valid row m of g:
@@ -518,12 +530,10 @@ FQ_API fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_
  *            intermediate rounding, ROW_PROB_POINTER indexed by the row of A, quantization attributes,
  *            OUTPUTS with the columnwise pointers); its MoE attributes must be unset (the groups are the
  *            GEMM descriptor's; the epilogue runs as under MoE CONTIGUOUS with those offsets).
- *  outputLayout, output, scales, scalesSizeInBytes  as fqQuantize's output for the [M, H] result. With group
- *            offsets the scale buffers (`scales` and the columnwise scales) take the size fqGetScaleBufferSize
- *            gives for the epilogue descriptor with FQ_QUANT_DESC_MOE_LAYOUT = CONTIGUOUS and
- *            FQ_QUANT_DESC_MOE_NUM_EXPERTS = E: per-tensor schemes write one fp32 scale per group (E floats),
- *            the other schemes as without MoE. The columnwise buffers have no size argument, so the library
- *            cannot check them: size them so.
+ *  outputLayout, output, scales, scalesSizeInBytes  as fqQuantize's output for the [M, H] result; the scale
+ *            buffers (`scales` and the epilogue's columnwise scales) take the size
+ *            fqGroupedGemmGetScaleBufferSize gives (per-tensor schemes write one fp32 scale per
+ *            group).
  *  Rows no group owns (and a slot's rows past its count) are never written and never influence an output.
  *  Asynchronous on `stream` for a CUDA handle (no allocation, no host synchronisation, capturable in a CUDA
  *  graph); synchronous on the host backend (the reference: fp64 accumulation). CUDA runs it on sm_90 (the

@@ -375,4 +375,33 @@ fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fq
     return FQ_STATUS_SUCCESS;
 }
 
+fqStatus_t scale_buffer_fact(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which, int32_t info,
+                             int64_t* value) {
+    if (!value) return fail(FQ_STATUS_NULL_POINTER, "value: NULL output pointer");
+    OpConfig c;
+    FQ_TRY(resolve_quantization(d, rows, cols, which, &c));
+    const ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c.scales : c.col_scales;
+    const bool affine = g.layout != ScaleLayout::Swizzled128x4 && g.layout != ScaleLayout::PackedUe8m0;
+    const bool row_major = g.layout == ScaleLayout::RowMajor;
+    switch (info) {
+        case FQ_SCALE_INFO_BYTES: *value = g.bytes * c.scale_batch; break;
+        case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
+        case FQ_SCALE_INFO_COLS: *value = g.cols; break;
+        case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
+        case FQ_SCALE_INFO_PADDED_COLS: *value = g.padded_cols; break;
+        case FQ_SCALE_INFO_ROW_STRIDE:
+            *value = g.layout == ScaleLayout::PackedUe8m0 ? 4 : (affine ? (row_major ? g.ld : 1) * g.elem_bytes : 0);
+            break;
+        case FQ_SCALE_INFO_COL_STRIDE:
+            *value = g.layout == ScaleLayout::PackedUe8m0 ? g.ld * 4 : (affine ? (row_major ? 1 : g.ld) * g.elem_bytes : 0);
+            break;
+        case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
+        case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;
+        case FQ_SCALE_INFO_BATCH: *value = c.scale_batch; break;
+        case FQ_SCALE_INFO_BATCH_STRIDE: *value = g.bytes; break;
+        default: return fail(FQ_STATUS_INVALID_VALUE, "info: {} is not an fqScaleInfo value", info);
+    }
+    return FQ_STATUS_SUCCESS;
+}
+
 }  // namespace fq

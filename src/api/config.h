@@ -17,6 +17,11 @@ fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l);
 fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which,
                                 OpConfig* c);
 
+// One fact (fqScaleInfo `info`) about the `which` scale buffer of `d` for an output of rows x cols: what
+// fqGetScaleBufferInfo returns, and fqGroupedGemmGetScaleBufferInfo for the epilogue as the GEMM runs it.
+fqStatus_t scale_buffer_fact(const fqQuantDescOpaque& d, int64_t rows, int64_t cols, int32_t which, int32_t info,
+                             int64_t* value);
+
 // Validates everything fqQuantize needs except buffer pointers and fills `c`.
 fqStatus_t build_config(const fqContext& h, const fqQuantDescOpaque& d, const fqTensorLayoutOpaque& in,
                         const fqTensorLayoutOpaque& out, OpConfig* c);

@@ -65,6 +65,20 @@ fqStatus_t check_epilogue_moe(const fqQuantDescOpaque& d) {
     return FQ_STATUS_SUCCESS;
 }
 
+// The epilogue as the GEMM runs it: fqQuantize of C with the groups as MoE CONTIGUOUS experts (no MoE layout for
+// one group without offsets, which sizes every scale buffer alike). fqGroupedGemm and
+// fqGroupedGemmGetScaleBufferInfo both go through it, so the scale sizes the query gives are the ones the call
+// writes (per-tensor schemes: one scale per group), whether or not the offsets are set yet when it is asked.
+fqQuantDescOpaque epilogue_over_groups(const fqGroupedGemmDescOpaque& g, fqQuantDescOpaque d) {
+    if (g.group_offsets || g.num_groups > 1) {
+        d.moe_layout = FQ_MOE_LAYOUT_CONTIGUOUS;
+        d.moe_num_experts = g.num_groups;
+        d.moe_offsets = g.group_offsets;
+        d.moe_counts = g.group_counts;
+    }
+    return d;
+}
+
 fqStatus_t check_gemm_desc(const fqGroupedGemmDescOpaque& g) {
     if (!g.group_offsets && g.num_groups > 1)
         return fail(FQ_STATUS_NULL_POINTER, "FQ_GEMM_DESC_GROUP_OFFSETS_POINTER: NULL, but {} groups need E+1 = {} row "
@@ -137,13 +151,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
     FQ_TRY(check_layout("aLayout, bLayout: C [M, N]", cl));
 
     // The epilogue: fqQuantize's rules over C, the groups as MoE CONTIGUOUS experts (none without offsets).
-    fqQuantDescOpaque d = g.quantize ? *x.epilogue : activation_only(*x.epilogue);
-    if (g.group_offsets) {
-        d.moe_layout = FQ_MOE_LAYOUT_CONTIGUOUS;
-        d.moe_num_experts = g.num_groups;
-        d.moe_offsets = g.group_offsets;
-        d.moe_counts = g.group_counts;
-    }
+    const fqQuantDescOpaque d = epilogue_over_groups(g, g.quantize ? *x.epilogue : activation_only(*x.epilogue));
     fqTensorLayoutOpaque out{d.output_type, m, h, h};  // QUANTIZE = 0: a stand-in no byte is written to
     if (g.quantize) {
         out = *x.out_layout;
@@ -258,6 +266,27 @@ fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_t attr,
     return guarded("fqGroupedGemmDescGetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::GemmDesc));
         return get_attr(kGemmAttrs, "grouped GEMM descriptor", desc, attr, buf, size, written);
+    });
+}
+
+fqStatus_t fqGroupedGemmGetScaleBufferInfo(fqGroupedGemmDesc_t gemmDesc, fqQuantDesc_t epilogueDesc, int64_t rows,
+                                           int64_t cols, int32_t which, int32_t info, int64_t* value) {
+    return guarded("fqGroupedGemmGetScaleBufferInfo", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("gemmDesc", gemmDesc, ObjectKind::GemmDesc));
+        FQ_TRY(live_object("epilogueDesc", epilogueDesc, ObjectKind::Desc));
+        FQ_TRY(check_epilogue_moe(*epilogueDesc));
+        return scale_buffer_fact(epilogue_over_groups(*gemmDesc, *epilogueDesc), rows, cols, which, info, value);
+    });
+}
+
+fqStatus_t fqGroupedGemmGetScaleBufferSize(fqGroupedGemmDesc_t gemmDesc, fqQuantDesc_t epilogueDesc, int64_t rows,
+                                           int64_t cols, int32_t which, size_t* sizeInBytes) {
+    return guarded("fqGroupedGemmGetScaleBufferSize", [&]() -> fqStatus_t {
+        if (!sizeInBytes) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        int64_t bytes = 0;
+        FQ_TRY(fqGroupedGemmGetScaleBufferInfo(gemmDesc, epilogueDesc, rows, cols, which, FQ_SCALE_INFO_BYTES, &bytes));
+        *sizeInBytes = size_t(bytes);
+        return FQ_STATUS_SUCCESS;
     });
 }
 

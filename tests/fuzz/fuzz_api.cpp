@@ -458,13 +458,15 @@ struct Fuzz {
         bool wrong = false;  // that, or misaligned fp32 scales: fqQuantize refuses it
 
         // mode (0-4: both buffers; 5: values NULL; 6: scales NULL; 7: scales misaligned); false: no buffers
-        // (the descriptor keeps its pointers).
-        bool prepare(Fuzz& f, fqQuantDesc_t desc, fqTensorLayout_t out, uint8_t mode) {
+        // (the descriptor keeps its pointers). With `gemm`, the scales are sized for fqGroupedGemm with that
+        // descriptor's groups (fqGroupedGemmGetScaleBufferSize), else for fqQuantize.
+        bool prepare(Fuzz& f, fqQuantDesc_t desc, fqTensorLayout_t out, uint8_t mode, fqGroupedGemmDesc_t gemm = nullptr) {
             int32_t ot = 0, transpose = 0;
             int64_t orows = 0, ocols = 0, old = 0;
             size_t sbytes = 0;
             if (!f.layout_facts(out, &ot, &orows, &ocols, &old) ||
-                fqGetScaleBufferSize(desc, orows, ocols, FQ_OUTPUT_COLUMNWISE, &sbytes) != FQ_STATUS_SUCCESS ||
+                (gemm ? fqGroupedGemmGetScaleBufferSize(gemm, desc, orows, ocols, FQ_OUTPUT_COLUMNWISE, &sbytes)
+                      : fqGetScaleBufferSize(desc, orows, ocols, FQ_OUTPUT_COLUMNWISE, &sbytes)) != FQ_STATUS_SUCCESS ||
                 !f.desc_attr(desc, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &saved_out) ||
                 !f.desc_attr(desc, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &saved_scales))
                 return false;
@@ -876,32 +878,16 @@ struct Fuzz {
         check(fqTensorLayoutCreate(&la, FQ_TYPE_FP8_E4M3FN, M, K, lda));
         check(fqTensorLayoutCreate(&lb, FQ_TYPE_FP8_E4M3FN, E * N, K, ld));
         check(fqTensorLayoutCreate(&lo, out_type, M, out_cols, out_ld));
-        // Scale buffers sized as the header says: fqGetScaleBufferSize of the epilogue descriptor under MoE
-        // CONTIGUOUS with the GEMM's groups when it has offsets (per-tensor schemes: one scale per group), so
-        // for the queries the epilogue slot takes those attributes and then gets its own back.
+        // Scale buffers of the sizes the GEMM's own query gives (with offsets, per-tensor schemes: one per group).
         size_t sbytes = 0;
-        Columnwise col;
-        bool col_ours = false;
-        {
-            int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0;
-            desc_attr(epi, FQ_QUANT_DESC_MOE_LAYOUT, &moe);
-            desc_attr(epi, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
-            const bool as_groups = (flags & 1) && moe == FQ_MOE_LAYOUT_NONE;
-            auto set_moe = [&](int32_t layout, int32_t n) {
-                if (epi) {
-                    check(fqQuantDescSetAttribute(epi, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &n, 4));
-                    check(fqQuantDescSetAttribute(epi, FQ_QUANT_DESC_MOE_LAYOUT, &layout, 4));
-                }
-            };
-            if (as_groups) set_moe(FQ_MOE_LAYOUT_CONTIGUOUS, groups);
-            if (!lo || fqGetScaleBufferSize(epi, M, out_cols, FQ_OUTPUT_ROWWISE, &sbytes) != FQ_STATUS_SUCCESS || sbytes > size_t(kMaxScaleBytes))
-                sbytes = 1;
-            col_ours = (outputs & FQ_OUTPUT_COLUMNWISE) && lo && col.prepare(*this, epi, lo, col_mode);
-            if (as_groups) set_moe(moe, experts);
-        }
+        if (!lo || fqGroupedGemmGetScaleBufferSize(g, epi, M, out_cols, FQ_OUTPUT_ROWWISE, &sbytes) != FQ_STATUS_SUCCESS ||
+            sbytes > size_t(kMaxScaleBytes))
+            sbytes = 1;
         const bool fp4 = out_type == FQ_TYPE_FP4_E2M1;
         const size_t out_bytes = size_t(fp4 ? (M * out_ld + 1) / 2 : M * out_ld);
         Guarded out(out_bytes, 0xA5), sc(sbytes, 0xA5);
+        Columnwise col;
+        const bool col_ours = (outputs & FQ_OUTPUT_COLUMNWISE) && lo && col.prepare(*this, epi, lo, col_mode, g);
         if (epi_live) {
             const float* p = flags & 32 ? prob.data() : nullptr;
             if (fqQuantDescSetAttribute(epi, FQ_QUANT_DESC_ROW_PROB_POINTER, &p, sizeof p) != FQ_STATUS_SUCCESS)

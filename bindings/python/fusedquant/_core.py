@@ -235,12 +235,17 @@ class QuantDesc(_Object):
         return size[0]
 
     def scale_buffer_info(self, rows, cols, which="rowwise"):
-        which, value, out = int(to_enum(ENUMS["fqOutputs"], which)), ffi.new("int64_t*"), {}
-        for info in ENUMS["fqScaleInfo"]:
-            check(lib.fqGetScaleBufferInfo(self.ptr, rows, cols, which, info, value))
-            out[info.name.lower()] = value[0]
-        out["dtype"] = _enum_or_int(DataType, out["dtype"])
-        return ScaleBufferInfo(**out)
+        return _scale_buffer_info(lambda *args: lib.fqGetScaleBufferInfo(self.ptr, rows, cols, *args), which)
+
+
+def _scale_buffer_info(query, which):
+    """ScaleBufferInfo from query(which, info, int64_t* value), one call per fqScaleInfo."""
+    which, value, out = int(to_enum(ENUMS["fqOutputs"], which)), ffi.new("int64_t*"), {}
+    for info in ENUMS["fqScaleInfo"]:
+        check(query(which, info, value))
+        out[info.name.lower()] = value[0]
+    out["dtype"] = _enum_or_int(DataType, out["dtype"])
+    return ScaleBufferInfo(**out)
 
 
 class GroupedGemmDesc(_Object):
@@ -254,6 +259,12 @@ class GroupedGemmDesc(_Object):
         super().__init__()
         for k, v in attrs.items():
             self.set(k, v)
+
+    def scale_buffer_info(self, epilogue, rows, cols, which="rowwise"):
+        """The scale buffer fqGroupedGemm writes for an [rows, cols] output with this descriptor's groups and
+        the `epilogue` QuantDesc (fqGroupedGemmGetScaleBufferInfo)."""
+        return _scale_buffer_info(
+            lambda *args: lib.fqGroupedGemmGetScaleBufferInfo(self.ptr, epilogue.ptr, rows, cols, *args), which)
 
 
 class Handle(_Object):

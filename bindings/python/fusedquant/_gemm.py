@@ -9,7 +9,7 @@ from ._core import (ENUMS, DataType, FusedQuantError, GroupedGemmDesc, QuantDesc
                     default_handle, to_enum)
 
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
-ScaleLayout, Outputs, MoeLayout = ENUMS["fqScaleLayout"], ENUMS["fqOutputs"], ENUMS["fqMoeLayout"]
+ScaleLayout, Outputs = ENUMS["fqScaleLayout"], ENUMS["fqOutputs"]
 _BLOCK = 128  # K elements (and B rows) per scale block of A and B
 
 
@@ -145,30 +145,23 @@ def grouped_gemm(a, a_scales, b, b_scales, *, num_groups=None, group_offsets=Non
         out_arr = scales_arr = None
         out_type, out_ld = epi.get(QuantDescAttribute.OUTPUT_TYPE), h
         if quantize:
-            # Scale buffers as fqQuantize sizes them under MoE CONTIGUOUS with the GEMM's groups.
-            with QuantDesc() as sized:
-                for attr, value in settings.items():
-                    if not _ctype(attr).endswith("*"):
-                        sized.set(attr, value)
-                if group_offsets is not None:
-                    sized.set(QuantDescAttribute.MOE_LAYOUT, MoeLayout.CONTIGUOUS)
-                    sized.set(QuantDescAttribute.MOE_NUM_EXPERTS, num_groups)
-                outputs = int(epi.get(QuantDescAttribute.OUTPUTS))
-                if outputs & Outputs.ROWWISE:
-                    out, out_arr, out_ld = _values(out, x, lead, m, h, out_type)
-                    scales, scales_arr = _scales(scales, x, sized.scale_buffer_info(m, h))
-                    result.values, result.scales = out, scales
-                if outputs & Outputs.COLUMNWISE:
-                    packed = out_type == DataType.FP4_E2M1
-                    shape = (h, m) if epi.get(QuantDescAttribute.COLUMNWISE_TRANSPOSE) else (*lead, h)
-                    shape = (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
-                    col_out, col_arr = _col_values(col_out, x, shape, out_type)
-                    col_info = sized.scale_buffer_info(m, h, "columnwise")
-                    col_scales, col_scales_arr = _scales(col_scales, x, col_info)
-                    epi.set(QuantDescAttribute.COLUMNWISE_OUTPUT_POINTER, (wrap(col_out) if col_arr is None
-                                                                           else col_arr).ptr)
-                    epi.set(QuantDescAttribute.COLUMNWISE_SCALE_POINTER, col_scales_arr.ptr if col_info.bytes else 0)
-                    result.col_values, result.col_scales = col_out, col_scales
+            # Scale buffers of the sizes the GEMM writes (its groups as MoE CONTIGUOUS experts).
+            outputs = int(epi.get(QuantDescAttribute.OUTPUTS))
+            if outputs & Outputs.ROWWISE:
+                out, out_arr, out_ld = _values(out, x, lead, m, h, out_type)
+                scales, scales_arr = _scales(scales, x, g.scale_buffer_info(epi, m, h))
+                result.values, result.scales = out, scales
+            if outputs & Outputs.COLUMNWISE:
+                packed = out_type == DataType.FP4_E2M1
+                shape = (h, m) if epi.get(QuantDescAttribute.COLUMNWISE_TRANSPOSE) else (*lead, h)
+                shape = (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
+                col_out, col_arr = _col_values(col_out, x, shape, out_type)
+                col_info = g.scale_buffer_info(epi, m, h, "columnwise")
+                col_scales, col_scales_arr = _scales(col_scales, x, col_info)
+                epi.set(QuantDescAttribute.COLUMNWISE_OUTPUT_POINTER, (wrap(col_out) if col_arr is None
+                                                                       else col_arr).ptr)
+                epi.set(QuantDescAttribute.COLUMNWISE_SCALE_POINTER, col_scales_arr.ptr if col_info.bytes else 0)
+                result.col_values, result.col_scales = col_out, col_scales
         hd = handle or default_handle(backend, x.device)
         if (hd.get("backend"), hd.get("device")) != (backend, x.device):
             raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {hd.get('backend')!r} device "

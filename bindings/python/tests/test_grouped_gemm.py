@@ -164,3 +164,13 @@ def test_descriptor_attributes_read_back():
         with pytest.raises(FusedQuantError) as e:
             g.set("num_groups", 0)
         assert "FQ_GEMM_DESC_NUM_GROUPS" in e.value.message
+
+
+def test_grouped_gemm_scale_query_gives_one_per_tensor_scale_per_group():
+    from fusedquant._core import GroupedGemmDesc, QuantDesc
+    with GroupedGemmDesc(num_groups=3) as g, QuantDesc(scheme="per_tensor_dynamic") as per_tensor, \
+            QuantDesc(group_size=128) as per_group:
+        for which in ("rowwise", "columnwise"):
+            info = g.scale_buffer_info(per_tensor, 40, 256, which)
+            assert (info.bytes, info.batch) == (3 * 4, 3)
+            assert g.scale_buffer_info(per_group, 40, 256, which) == per_group.scale_buffer_info(40, 256, which)

@@ -166,6 +166,16 @@ impl GroupedGemmDesc {
         check(unsafe { sys::fqGroupedGemmDescCreate(&mut desc) })?;
         Ok(GroupedGemmDesc(desc))
     }
+
+    /// Bytes of the scale buffer a grouped GEMM with this descriptor's groups and `epilogue` writes for an
+    /// output of `rows` x `cols` (the columnwise one included: size it with this, the call cannot check it).
+    pub fn scale_buffer_size(&self, epilogue: &QuantDesc, rows: i64, cols: i64, which: Output) -> Result<usize> {
+        let mut bytes = 0;
+        check(unsafe {
+            sys::fqGroupedGemmGetScaleBufferSize(self.0, epilogue.0, rows, cols, which.into(), &mut bytes)
+        })?;
+        Ok(bytes)
+    }
 }
 
 accessors!(Handle, HandleAttr {

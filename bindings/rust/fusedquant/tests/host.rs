@@ -564,6 +564,11 @@ fn grouped_gemm_errors_name_the_argument() -> Result<()> {
     let err = handle.grouped_gemm(&mut gemm, &epi, groups, &la, &a, &sa, &lb, &b, &sb, out).unwrap_err();
     assert_eq!(err.status, Status::InsufficientBuffer);
     assert!(err.message.contains("groups.offsets"), "{err}");
+    // Per-tensor scales: one per group, columnwise too.
+    let mut per_tensor = QuantDesc::new()?;
+    per_tensor.set_scheme(QuantScheme::PerTensorDynamic)?;
+    assert_eq!(gemm.scale_buffer_size(&per_tensor, 4, 64, Output::Rowwise)?, 2 * 4);
+    assert_eq!(gemm.scale_buffer_size(&per_tensor, 4, 64, Output::Columnwise)?, 2 * 4);
     // An out-of-range attribute value.
     let err = gemm.set_a_scale_layout(ScaleLayout::RowMajor).unwrap_err();
     assert!(err.message.contains("FQ_GEMM_DESC_A_SCALE_LAYOUT"), "{err}");
