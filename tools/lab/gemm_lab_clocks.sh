@@ -9,14 +9,14 @@ export LAB_SMALL=1 LAB_SKIP_CHECK=1
 shape=${2:-16384 4096 7168 1}
 median() { sort -n | awk '{a[NR] = $1} END {print NR ? a[int((NR + 1) / 2)] : "-"}'; }
 for b in $1; do
-  for mode in gemm_only stash y quantized; do
+  for mode in gemm_only per_launch y quantized; do  # per_launch: no outputs, as gemm_only (gemm_lab_modes.sh)
     log=$(mktemp)
     nvidia-smi --query-gpu=clocks.sm,power.draw,utilization.gpu --format=csv,noheader,nounits -lms 20 >"$log" &
     smi=$!
     sleep 0.5
     case $mode in  # ~2000 launches: 2 s at 1 ms each
       gemm_only) LAB_GEMM_ONLY=1 LAB_REPS=2000 timeout 60 build-lab/$b $shape >/dev/null 2>&1 ;;
-      stash) LAB_NO_C=1 LAB_NO_Q=1 timeout 60 build-lab/$b $shape 2000 >/dev/null 2>&1 ;;
+      per_launch) LAB_NO_C=1 LAB_NO_Q=1 timeout 60 build-lab/$b $shape 2000 >/dev/null 2>&1 ;;
       y) LAB_NO_C=1 LAB_NO_Q=1 LAB_D=1 timeout 60 build-lab/$b $shape 2000 >/dev/null 2>&1 ;;
       quantized) LAB_NO_C=1 timeout 60 build-lab/$b $shape 2000 >/dev/null 2>&1 ;;
     esac
