@@ -150,7 +150,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
     const fqTensorLayoutOpaque cl{FQ_TYPE_BF16, m, n, n};
     FQ_TRY(check_layout("aLayout, bLayout: C [M, N]", cl));
 
-    // The epilogue: fqQuantize's rules over C, the groups as MoE CONTIGUOUS experts (none without offsets).
+    // The epilogue: fqQuantize's rules over C, the groups as MoE CONTIGUOUS experts (epilogue_over_groups).
     const fqQuantDescOpaque d = epilogue_over_groups(g, g.quantize ? *x.epilogue : activation_only(*x.epilogue));
     fqTensorLayoutOpaque out{d.output_type, m, h, h};  // QUANTIZE = 0: a stand-in no byte is written to
     if (g.quantize) {

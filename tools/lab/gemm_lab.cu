@@ -81,6 +81,10 @@ int main(int argc, char** argv) {
     // LAB_ACT: the activation (silu, the default; identity: y = g * u, the cheapest epilogue arithmetic; gelu;
     // swiglu: SwiGLU-OAI, SPEC's default alpha / beta / limit)
     const std::string act = getenv("LAB_ACT") ? getenv("LAB_ACT") : "silu";
+    if (act != "silu" && act != "identity" && act != "gelu" && act != "swiglu") {  // not SiLU in silence
+        std::fprintf(stderr, "LAB_ACT=%s: silu, identity, gelu or swiglu\n", act.c_str());
+        return 2;
+    }
     e.act = act == "identity" ? Act::Identity : act == "gelu" ? Act::GeluTanh : act == "swiglu" ? Act::SwigluOai : Act::Silu;
     e.gate = gate == "inter" ? GateLayout::Interleaved : gate == "split" ? GateLayout::Split : GateLayout::BlockInterleaved;
     e.gate_block = gate == "bi64" ? 64 : 32;

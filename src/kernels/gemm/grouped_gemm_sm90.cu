@@ -155,18 +155,14 @@ __device__ __forceinline__ int live_tiles(const Params& p, const Unit& u) {
     return u.d0 >= p.h ? 0 : u.d0 + kHalfN >= p.h ? 1 : 2;
 }
 // Every role walks the same units in the same order; the loop over pairs (one per cluster of `ctas`) is
-// written once, here.
+// written once, here. body(unit, last): `last` marks this CTA's last unit (the epilogue's consumers join it).
 template <class Body>
 __device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_t share_rank, Body&& body) {
-    const int64_t pairs = p.m_tiles * p.pair_cols;
-    for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += gridDim.x / ctas) body(unit_of(p, pair, share_rank));
+    const int64_t pairs = p.m_tiles * p.pair_cols, step = gridDim.x / ctas;
+    for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += step)
+        body(unit_of(p, pair, share_rank), pair + step >= pairs);
 }
 
-// The pair of this CTA's last unit (for_each_unit's last), or -1 if it has none.
-__device__ __forceinline__ int64_t last_pair(const Params& p, int ctas) {
-    const int64_t pairs = p.m_tiles * p.pair_cols, first = blockIdx.x / ctas, step = gridDim.x / ctas;
-    return first < pairs ? first + (pairs - 1 - first) / step * step : -1;
-}
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
     return p.offsets ? contiguous_rows(p.offsets, p.counts, g, p.m) : RowRange{0, p.m, p.m};
 }
@@ -675,7 +671,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef FQ_LAB_NO_LOAD
             int64_t lab_loads = 0;
 #endif
-            for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+            for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
                 for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
                     // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
                     // loads A for its peer).
@@ -785,7 +781,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         };
-        for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+        for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
             auto acquire = [&](int t) {  // the slot of C tile t, once the epilogue has drained it
@@ -896,12 +892,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         const bool epilogue_warp = warp_id < 4;
         const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
         const float ub = scale_upper_bound(p);
-        const Unit last = unit_of(p, last_pair(p, ctas), share_rank);
         int64_t filled = 0;  // C tiles taken from the ring so far
-        for_each_unit(p, ctas, share_rank, [&](const Unit& u) {
+        for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool last) {
             RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
             if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
-            const bool is_last = kSplitK || (u.t0 == last.t0 && u.d0 == last.d0);
+            const bool is_last = kSplitK || last;
             if (epilogue_warp || is_last) {
                 finish_rows<P>(p, s, u, filled, valid, finisher, is_last ? kFinishWarps : kEpilogueThreads / 32, lane, ub);
                 if (p.columnwise) {
