@@ -754,6 +754,16 @@ TEST_CASE("random grouped GEMMs: C within the tolerance of the fp64 reference, D
             variants.push_back(v);
         }
         for (int j = 0; j < 3; ++j) variants.push_back(random_variant(rng, p));
+        // The kernel's lean epilogue (rowwise fp8 codes alone, SiLU or SwiGLU-OAI, fp32 rounding): every problem,
+        // with the rest random, so its values take the fast path or fall back to the general one.
+        Variant lean = random_variant(rng, p);
+        lean.act = i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU;
+        lean.rounding = FQ_ROUNDING_FP32;
+        lean.out = rng() % 2 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_FP8_E5M2;
+        lean.quantize = true;
+        lean.outputs = FQ_OUTPUT_ROWWISE;
+        lean.c = lean.d = false;
+        variants.push_back(lean);
         for (const Variant& v : variants) {
             run_and_check(gpu.h, p, dp, v, &base_c, st);
             const char* gates[] = {"none", "split", "interleaved", "block"};

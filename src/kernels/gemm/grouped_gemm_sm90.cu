@@ -125,6 +125,7 @@ struct Params {
     const float* scale_ub;
     int32_t group, col_block, group_log2, col_block_log2;  // powers of two
     bool rowwise, columnwise, col_transpose, stash;
+    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only, SiLU or SwiGLU-OAI
     uint8_t* out;
     int64_t out_ld;
     uint8_t* scales;
@@ -135,7 +136,40 @@ struct Params {
     // Scale slots past the logical rows (COL_MAJOR_TMA padding), zeroed by CTA 0: rowwise rows [m, row_pad_end)
     // x row_groups, columnwise rows [h, col_pad_end) x col_groups.
     int64_t row_pad_end, row_groups, col_pad_end, col_groups;
+#ifdef FQ_LAB_TRACE
+    unsigned long long* trace;  // lab: per CTA, clock64 at the events of lab_trace_slot (LAB_TRACE=1)
+#endif
 };
+
+// Lab only: a timeline of each CTA (tools/lab/gemm_lab.cu prints it). Consumer warp 4 and epilogue warp 1
+// stamp clock64 at a unit's events; nothing is compiled in without FQ_LAB_TRACE.
+#ifdef FQ_LAB_TRACE
+constexpr int kTraceStride = 512, kTraceUnits = 60;
+#define FQ_TRACE(warp, slot)                                                                                \
+    do {                                                                                                    \
+        if (p.trace && threadIdx.x == 32 * (warp)) p.trace[blockIdx.x * kTraceStride + (slot)] = clock64(); \
+    } while (0)
+#define FQ_TRACE_NS(warp, slot)                                                               \
+    do {                                                                                      \
+        unsigned long long ns;                                                                \
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));                                \
+        if (p.trace && threadIdx.x == 32 * (warp)) p.trace[blockIdx.x * kTraceStride + (slot)] = ns; \
+    } while (0)
+#define FQ_TRACE_UNIT(warp, filled, event) \
+    do {                                   \
+        if ((filled) / 2 < kTraceUnits) FQ_TRACE(warp, ((warp) == 4 ? 8 : 256) + 4 * int((filled) / 2) + (event)); \
+    } while (0)
+#else
+#define FQ_TRACE_UNIT(warp, filled, event) \
+    do {                                   \
+    } while (0)
+#define FQ_TRACE(warp, slot) \
+    do {                     \
+    } while (0)
+#define FQ_TRACE_NS(warp, slot) \
+    do {                        \
+    } while (0)
+#endif
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
 
@@ -433,6 +467,77 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
     }
 }
 
+// The two rows r0, r1 of a unit by one warp as epilogue_rows<P, 2> writes them, for the common case the host
+// marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding) and activation A (SiLU or
+// SwiGLU-OAI), in straight-line code: every value on the activation's fast path, the scale's quotient amax / qmax
+// and the codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether all of that is exact
+// for every lane's values is decided once, by a warp vote before anything is written; false (nothing written)
+// sends the pair down epilogue_rows. Why: epilogue_rows decides per value and per row, and its small basic
+// blocks leave the epilogue warps latency-bound (docs/perf.md, session 26).
+template <Pairing P, Act A>
+__device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uint32_t* tile0, uint32_t* tile1, int r0, int r1,
+                                          float prob0, float prob1, int lane, float ub, const cuda::Divisor& dq) {
+    uint32_t* base = lane < 16 ? tile0 : tile1;
+    const int rows[2] = {r0, r1};
+    const float prob[2] = {prob0, prob1};
+    float y[2][4], amax[2];
+    bool exact = true;  // combined with & (not &&): no branch per value
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        float g[4], u[4];
+        gate_up4<P>(p, base + rows[i] * kSlotWords, rows[i], 4 * (lane % 16), g, u);
+        amax[i] = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if constexpr (A == Act::Silu) {
+                exact &= fabsf(g[k]) <= cuda::kSiluInsideLimit;  // NaN fails
+                y[i][k] = cuda::silu_inside(g[k]) * u[k];
+            } else {
+                exact &= cuda::swiglu_inside_all(fabsf(g[k]), fabsf(u[k]), p.swiglu);
+                y[i][k] = cuda::swiglu_gate_inside(g[k], p.swiglu) * cuda::swiglu_up_inside(u[k], p.swiglu);
+            }
+            y[i][k] = o.in ? prob[i] * y[i][k] : 0.0f;  // prob is 1 without routing probabilities
+            amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
+        }
+    }
+    exact |= !o.in;
+    const int group_lanes = p.group / 4 - 1;
+#pragma unroll
+    for (int off = 16; off >= 1; off /= 2)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
+    float sc[2];
+    cuda::Divisor d[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        // group_scale with amax / qmax as a quotient: exact where it is in range and not below 2^-64 (amax 0 is)
+        exact &= cuda::quotient_in_range(amax[i], dq) & (amax[i] == 0.0f | amax[i] >= 0x1p-50f);
+        const float s = fmaxf(fminf(cuda::quotient(amax[i], dq), ub), p.qp.min_scale);
+        sc[i] = p.qp.pow2_ceil ? pow2_ceil(s) : s;
+        float r;  // divisor_of without MULTIPLY_RECIPROCAL (lean excludes it)
+        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(sc[i]));
+        d[i] = {sc[i], __fmaf_rn(r, __fmaf_rn(-sc[i], r, 1.0f), r)};
+        exact &= cuda::quotient_in_range(amax[i], d[i]);
+    }
+    if (!__all_sync(0xFFFFFFFFu, exact)) return false;
+    if (!o.in) return true;
+    const bool e4m3 = p.qp.out == DType::E4M3FN;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        float v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(y[i][k], d[i]);
+        const float2 v01 = make_float2(v[0], v[1]), v23 = make_float2(v[2], v[3]);
+        const uint32_t code = e4m3 ? uint32_t(__nv_cvt_float2_to_fp8x2(v01, __NV_SATFINITE, __NV_E4M3)) |
+                                         uint32_t(__nv_cvt_float2_to_fp8x2(v23, __NV_SATFINITE, __NV_E4M3)) << 16
+                                   : uint32_t(__nv_cvt_float2_to_fp8x2(v01, __NV_SATFINITE, __NV_E5M2)) |
+                                         uint32_t(__nv_cvt_float2_to_fp8x2(v23, __NV_SATFINITE, __NV_E5M2)) << 16;
+        *reinterpret_cast<uint32_t*>(o.q + rows[i] * p.out_ld) = code;
+        if (o.scale) *reinterpret_cast<float*>(o.scale + scale_row_offset(p.row_strides, rows[i])) = sc[i];
+    }
+    return true;
+}
+
 // Rows of a unit some group owns, as a 128-bit mask (four registers; selects rather than an indexed array,
 // which would live in local memory).
 struct RowMask {
@@ -480,6 +585,7 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
     // Before the unit's C is there: this lane's output addresses, and lane l loads the routing probabilities of
     // its warp's rows l and l + 32 (in that order), so no row waits on a global load.
     const LaneOut out = lane_out<P>(p, u, lane);
+    const cuda::Divisor dq = cuda::divisor_of(p.qp.qmax, p.qp);  // lean_rows' scale quotient
     float prob[2] = {1.0f, 1.0f};
     if (p.prob)
 #pragma unroll
@@ -487,8 +593,10 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
             const int r = warp + warps * (lane + 32 * h);
             if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
         }
+    FQ_TRACE_UNIT(1, filled, 0);
     mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
     mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
+    FQ_TRACE_UNIT(1, filled, 1);
     // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
     int pending = -1;
     float pending_prob = 1.0f;
@@ -497,10 +605,14 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
         const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
         if (!valid[r]) continue;
         if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
-        epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+        bool done = false;
+        if (p.lean && p.act == Act::Silu)
+            done = lean_rows<P, Act::Silu>(p, out, tile0, tile1, pending, r, pending_prob, row_prob, lane, ub, dq);
+        if (!done) epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
         pending = -1;
     }
     if (pending >= 0) epilogue_rows<P, 1>(p, out, tile0, tile1, {pending}, {pending_prob}, lane, ub);
+    FQ_TRACE_UNIT(1, filled, 2);
 }
 
 // Columnwise blocks of the unit (y in the slots as fp32): items (column c, block b of col_block rows) first,
@@ -652,6 +764,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
     else __syncthreads();
+    FQ_TRACE(0, 0);
+    FQ_TRACE_NS(0, 3);
 
     // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
     // epilogue) gives back enough for the consumers' 64 accumulators + 2 x 64 promoted sums (two C tiles):
@@ -782,6 +896,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         };
         for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
+            FQ_TRACE_UNIT(4, filled, 0);
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
             auto acquire = [&](int t) {  // the slot of C tile t, once the epilogue has drained it
@@ -843,6 +958,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         for (int i = 0; i < 64; ++i) total[t][i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[t][i]);
                     }
                 }
+                FQ_TRACE_UNIT(4, filled, 1);
                 if (!p.stash) return;
                 if constexpr (kSplitK) {
                     split_k_reduce(p, s, total, tiles, alpha, row_local, quad, my_rows_lo, my_rows_hi, acquire);
@@ -854,6 +970,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int t = 0; t < 2; ++t) {
                     if (t == tiles) break;
                     acquire(t);
+                    if (t == 0) FQ_TRACE_UNIT(4, filled, 2);
                     uint32_t(*slot)[kSlotWords] = s.slot[(filled + t) % kSlots];
                     bool any_nan = false;  // the hardware conversion's NaN differs from float_to_bf16's (rare: software)
 #pragma unroll
@@ -879,6 +996,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 acquire(t);
                 mbar_arrive(&s.slot_full[(filled + t) % kSlots]);
             }
+            FQ_TRACE_UNIT(4, filled, 3);
             filled += 2;
         });
     }
@@ -925,10 +1043,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if (epilogue_warp && !kSplitK)
                     for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
+                FQ_TRACE_UNIT(1, filled, 3);
             }
             filled += 2;
         });
     }
+    FQ_TRACE(1, 1);
+    FQ_TRACE_NS(1, 4);
+    FQ_TRACE(4, 2);
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
 }
@@ -1026,12 +1148,30 @@ int max_active_clusters(int sm_count, int size) {
     return cached[size];
 }
 
+#ifdef FQ_LAB_TRACE
+unsigned long long* g_lab_trace = nullptr;
+int g_lab_trace_ctas = 0;
+#endif
+
 // The launch: `clusters` clusters of `size` CTAs (at most one per SM).
 template <Pairing P, bool kSplitK>
 fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMap& b, int64_t clusters, int size,
                          cudaStream_t stream) {
     const ClusterLaunch launch(clusters, size, stream);
+#ifdef FQ_LAB_TRACE
+    Params traced = p;
+    traced.trace = nullptr;
+    if (std::getenv("LAB_TRACE")) {
+        const size_t bytes = size_t(clusters * size) * kTraceStride * sizeof(unsigned long long);
+        if (!g_lab_trace) cudaMalloc(&g_lab_trace, 1024 * kTraceStride * sizeof(unsigned long long));
+        cudaMemsetAsync(g_lab_trace, 0, bytes, stream);
+        traced.trace = g_lab_trace;
+        g_lab_trace_ctas = int(clusters * size);
+    }
+    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, grouped_gemm_sm90<P, kSplitK>, traced, a, b);
+#else
     const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, grouped_gemm_sm90<P, kSplitK>, p, a, b);
+#endif
     if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
     return FQ_STATUS_SUCCESS;
 }
@@ -1090,6 +1230,13 @@ constexpr bool built_with_sm90a() {
 
 }  // namespace
 
+#ifdef FQ_LAB_TRACE
+const unsigned long long* lab_trace(int* ctas) {
+    *ctas = g_lab_trace_ctas;
+    return g_lab_trace;
+}
+#endif
+
 fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int sm_count) {
     if (!built_with_sm90a())
         return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no sm_90a code (FQ_CUDA_ARCHS lacks 90a); "
@@ -1130,6 +1277,9 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.columnwise = c.quantize && e.columnwise();
     p.col_transpose = e.col_transpose;
     p.stash = c.quantize || c.d_out || c.c_out;
+    p.lean = p.rowwise && !p.columnwise && !p.c_out && !p.d_out && p.rounding == Rounding::Fp32 &&
+             (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal &&
+             (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
     p.out = static_cast<uint8_t*>(c.output);
     p.out_ld = e.out_ld;
     p.scales = static_cast<uint8_t*>(c.scales);
