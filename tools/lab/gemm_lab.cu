@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -98,17 +100,30 @@ int main(int argc, char** argv) {
     const bool colwise = argc > 7 && atoi(argv[7]) != 0;
     const int64_t H = N / 2, kb = (K + 127) / 128, nb = (N + 127) / 128;
     std::mt19937 rng(1234);
-    auto fp8 = [&](size_t n) { std::vector<uint8_t> v(n); for (auto& b : v) { do b = uint8_t(rng()); while ((b & 0x7F) == 0x7F); } return v; };
+    std::function<std::vector<uint8_t>(size_t)> fp8 = [&](size_t n) { std::vector<uint8_t> v(n); for (auto& b : v) { do b = uint8_t(rng()); while ((b & 0x7F) == 0x7F); } return v; };
     std::uniform_real_distribution<float> U(0.5f, 2.0f);
+    // LAB_BENCH_DATA: fq_bench_gemm's data instead: A and B both tiled from one 64 MB pool of fp8 magnitudes in
+    // [1/8, 8) (so A's row m is B's row m: C's diagonal is large), A and B scales U(0.5, 2) / 16, probabilities 0.5
+    const bool bench_data = getenv("LAB_BENCH_DATA") != nullptr;
+    if (bench_data) {
+        std::mt19937 pool_rng(123);
+        auto pool = std::make_shared<std::vector<uint8_t>>(size_t(64) << 20);
+        for (auto& b : *pool) { const uint32_t r = pool_rng(); b = uint8_t((r & 0x80) | (((4 + (r >> 8) % 6) & 0xF) << 3) | ((r >> 16) & 7)); }
+        fp8 = [pool](size_t n) {
+            std::vector<uint8_t> v(n);
+            for (size_t i = 0; i < n; ++i) v[i] = (*pool)[i % pool->size()];
+            return v;
+        };
+    }
     std::vector<uint8_t> A = fp8(size_t(M * K)), B = fp8(size_t(E * N * K));
     const int64_t lds = (M + 3) / 4 * 4;
     std::vector<float> SA(static_cast<size_t>(kb * lds)), SB(static_cast<size_t>(E * nb * kb)), alpha(static_cast<size_t>(E)), prob(static_cast<size_t>(M));
     // LAB_SMALL: A scales 64x smaller, so C stays where the activation takes its fast path (as the benchmark's data)
     const float sa_div = getenv("LAB_SMALL") ? 448.0f * 64.0f : 448.0f;
-    for (auto& x : SA) x = U(rng) / sa_div;
-    for (auto& x : SB) x = U(rng) / 448.0f;
-    for (auto& x : alpha) x = U(rng);
-    for (auto& x : prob) x = U(rng) * 0.5f;
+    for (auto& x : SA) x = U(rng) / (bench_data ? 16.0f : sa_div);
+    for (auto& x : SB) x = U(rng) / (bench_data ? 16.0f : 448.0f);
+    for (auto& x : alpha) x = bench_data ? 1.0f : U(rng);
+    for (auto& x : prob) x = bench_data ? 0.5f : U(rng) * 0.5f;
     // groups: random cut points, one empty group when E > 2
     std::vector<int32_t> off(E + 1, 0);
     for (int g = 1; g < E; ++g) off[g] = int32_t(rng() % (M + 1));
@@ -251,7 +266,11 @@ timing:
         cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
         for (int i = 0; i < 3; ++i) run_grouped_gemm_cuda(c, nullptr, sms);
         std::vector<float> ts;
+        // LAB_FLUSH: a 256 MB memset before each launch, as fq_bench_gemm flushes the L2
+        void* flush = nullptr;
+        if (getenv("LAB_FLUSH")) CK(cudaMalloc(&flush, size_t(256) << 20));
         for (int i = 0; i < reps; ++i) {
+            if (flush) CK(cudaMemsetAsync(flush, i & 0xFF, size_t(256) << 20));
             CK(cudaEventRecord(a)); run_grouped_gemm_cuda(c, nullptr, sms); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
             float ms = 0; CK(cudaEventElapsedTime(&ms, a, b)); ts.push_back(ms);
         }

@@ -467,45 +467,73 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
     }
 }
 
-// The two rows r0, r1 of a unit by one warp as epilogue_rows<P, 2> writes them, for the common case the host
+// act(g) * u off the fast path (a gate past its range, or NaN), as activate4's exact branch computes it: one
+// out-of-line copy, so lean_rows stays straight-line and small.
+template <Act A>
+__device__ __noinline__ float gated_exact(float g, float u, SwigluParams sw) {
+    return activate_gated(A, g, u, Rounding::Fp32, InType::Bf16, sw);
+}
+
+// The two rows r0, r1 of a unit (r1 written only if write_r1) by one warp as epilogue_rows<P, 2> writes them, for the common case the host
 // marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding) and activation A (SiLU or
-// SwiGLU-OAI), in straight-line code: every value on the activation's fast path, the scale's quotient amax / qmax
-// and the codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether all of that is exact
-// for every lane's values is decided once, by a warp vote before anything is written; false (nothing written)
-// sends the pair down epilogue_rows. Why: epilogue_rows decides per value and per row, and its small basic
-// blocks leave the epilogue warps latency-bound (docs/perf.md, session 26).
+// SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the rare value off it is redone
+// by gated_exact after one warp vote), the scale's quotient amax / qmax and the codes' quotients by the
+// three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for every lane is decided
+// by a second vote before anything is written; false (nothing written) sends the pair down epilogue_rows. Why:
+// epilogue_rows decides per value and per row, and its small basic blocks leave the epilogue warps latency-bound
+// (docs/perf.md, session 26).
 template <Pairing P, Act A>
 __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uint32_t* tile0, uint32_t* tile1, int r0, int r1,
-                                          float prob0, float prob1, int lane, float ub, const cuda::Divisor& dq) {
+                                          bool write_r1, float prob0, float prob1, int lane, float ub, const cuda::Divisor& dq) {
     uint32_t* base = lane < 16 ? tile0 : tile1;
     const int rows[2] = {r0, r1};
     const float prob[2] = {prob0, prob1};
-    float y[2][4], amax[2];
+    float g[2][4], u[2][4], y[2][4], amax[2];
     bool exact = true;  // combined with & (not &&): no branch per value
+    bool outside = false;  // some value of this lane is off the activation's fast path
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-        float g[4], u[4];
-        gate_up4<P>(p, base + rows[i] * kSlotWords, rows[i], 4 * (lane % 16), g, u);
-        amax[i] = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+        gate_up4<P>(p, base + rows[i] * kSlotWords, rows[i], 4 * (lane % 16), g[i], u[i]);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             if constexpr (A == Act::Silu) {
-                exact &= fabsf(g[k]) <= cuda::kSiluInsideLimit;  // NaN fails
-                y[i][k] = cuda::silu_inside(g[k]) * u[k];
+                outside |= !(fabsf(g[i][k]) <= cuda::kSiluInsideLimit);  // NaN is outside
+                y[i][k] = cuda::silu_inside(g[i][k]) * u[i][k];
             } else {
-                exact &= cuda::swiglu_inside_all(fabsf(g[k]), fabsf(u[k]), p.swiglu);
-                y[i][k] = cuda::swiglu_gate_inside(g[k], p.swiglu) * cuda::swiglu_up_inside(u[k], p.swiglu);
+                outside |= !cuda::swiglu_inside_all(fabsf(g[i][k]), fabsf(u[i][k]), p.swiglu);
+                y[i][k] = cuda::swiglu_gate_inside(g[i][k], p.swiglu) * cuda::swiglu_up_inside(u[i][k], p.swiglu);
             }
+        }
+    }
+    if (__any_sync(0xFFFFFFFFu, outside && o.in)) {  // rare: those values again on the exact path, one at a time
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const bool inside = A == Act::Silu ? fabsf(g[i][k]) <= cuda::kSiluInsideLimit
+                                                   : cuda::swiglu_inside_all(fabsf(g[i][k]), fabsf(u[i][k]), p.swiglu);
+                if (!inside && o.in) y[i][k] = gated_exact<A>(g[i][k], u[i][k], p.swiglu);
+            }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        amax[i] = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
             y[i][k] = o.in ? prob[i] * y[i][k] : 0.0f;  // prob is 1 without routing probabilities
             amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
         }
     }
-    exact |= !o.in;
     const int group_lanes = p.group / 4 - 1;
+    if (group_lanes == 31) {  // a group is the warp's row: one reduction (amax >= +0 and never NaN: its bits order it)
 #pragma unroll
-    for (int off = 16; off >= 1; off /= 2)
+        for (int i = 0; i < 2; ++i) amax[i] = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(amax[i])));
+    } else {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
+        for (int off = 16; off >= 1; off /= 2)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
+    }
     float sc[2];
     cuda::Divisor d[2];
 #pragma unroll
@@ -524,6 +552,7 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
     const bool e4m3 = p.qp.out == DType::E4M3FN;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
+        if (i == 1 && !write_r1) break;
         float v[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(y[i][k], d[i]);
@@ -597,21 +626,32 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
     mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
     mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
     FQ_TRACE_UNIT(1, filled, 1);
-    // Valid rows go two at a time (their latency chains interleave); an odd one out alone.
+    // Valid rows go two at a time (their latency chains interleave); an odd one out as a pair of itself, whose
+    // second copy writes nothing (lean_rows) or the same bytes again (epilogue_rows). One call site of each path:
+    // a second copy of the code in the loop costs every unit (docs/perf.md, session 24).
     int pending = -1;
     float pending_prob = 1.0f;
-    for (int j = 0; warp + warps * j < kTileM; ++j) {
+    for (int j = 0;; ++j) {
         const int r = warp + warps * j;
-        const float row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
-        if (!valid[r]) continue;
-        if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
+        const bool end = r >= kTileM;
+        float row_prob = pending_prob;
+        if (!end) {
+            row_prob = __shfl_sync(0xFFFFFFFFu, j < 32 ? prob[0] : prob[1], j % 32);
+            if (!valid[r]) continue;
+            if (pending < 0) { pending = r; pending_prob = row_prob; continue; }
+        } else if (pending < 0) {
+            break;
+        }
+        const int second = end ? pending : r;
         bool done = false;
         if (p.lean && p.act == Act::Silu)
-            done = lean_rows<P, Act::Silu>(p, out, tile0, tile1, pending, r, pending_prob, row_prob, lane, ub, dq);
-        if (!done) epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, r}, {pending_prob, row_prob}, lane, ub);
+            done = lean_rows<P, Act::Silu>(p, out, tile0, tile1, pending, second, !end, pending_prob, row_prob, lane, ub, dq);
+        else if (p.lean && p.act == Act::SwigluOai)
+            done = lean_rows<P, Act::SwigluOai>(p, out, tile0, tile1, pending, second, !end, pending_prob, row_prob, lane, ub, dq);
+        if (!done) epilogue_rows<P, 2>(p, out, tile0, tile1, {pending, second}, {pending_prob, row_prob}, lane, ub);
         pending = -1;
+        if (end) break;
     }
-    if (pending >= 0) epilogue_rows<P, 1>(p, out, tile0, tile1, {pending}, {pending_prob}, lane, ub);
     FQ_TRACE_UNIT(1, filled, 2);
 }
 
@@ -1280,6 +1320,9 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.lean = p.rowwise && !p.columnwise && !p.c_out && !p.d_out && p.rounding == Rounding::Fp32 &&
              (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal &&
              (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
+#ifdef FQ_GEMM_LAB
+    if (std::getenv("LAB_NO_LEAN")) p.lean = false;
+#endif
     p.out = static_cast<uint8_t*>(c.output);
     p.out_ld = e.out_ld;
     p.scales = static_cast<uint8_t*>(c.scales);
