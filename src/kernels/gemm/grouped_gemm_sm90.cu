@@ -474,9 +474,9 @@ __device__ __noinline__ float gated_exact(float g, float u, SwigluParams sw) {
     return activate_gated(A, g, u, Rounding::Fp32, InType::Bf16, sw);
 }
 
-// The two rows r0, r1 of a unit (r1 written only if write_r1) by one warp as epilogue_rows<P, 2> writes them, for the common case the host
-// marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding) and activation A (SiLU or
-// SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the rare value off it is redone
+// The two rows r0, r1 of a unit (r1 written only if write_r1) by one warp, as epilogue_rows<P, 2> writes them,
+// for the common case the host marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding)
+// and activation A (SiLU or SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the rare value off it is redone
 // by gated_exact after one warp vote), the scale's quotient amax / qmax and the codes' quotients by the
 // three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for every lane is decided
 // by a second vote before anything is written; false (nothing written) sends the pair down epilogue_rows. Why:
@@ -491,29 +491,26 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
     float g[2][4], u[2][4], y[2][4], amax[2];
     bool exact = true;  // combined with & (not &&): no branch per value
     bool outside = false;  // some value of this lane is off the activation's fast path
+    auto inside = [&](float gate, float up) {  // activate4's test; NaN gates fail it
+        if constexpr (A == Act::Silu) return fabsf(gate) <= cuda::kSiluInsideLimit;
+        else return cuda::swiglu_inside_all(fabsf(gate), fabsf(up), p.swiglu);
+    };
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         gate_up4<P>(p, base + rows[i] * kSlotWords, rows[i], 4 * (lane % 16), g[i], u[i]);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
-            if constexpr (A == Act::Silu) {
-                outside |= !(fabsf(g[i][k]) <= cuda::kSiluInsideLimit);  // NaN is outside
-                y[i][k] = cuda::silu_inside(g[i][k]) * u[i][k];
-            } else {
-                outside |= !cuda::swiglu_inside_all(fabsf(g[i][k]), fabsf(u[i][k]), p.swiglu);
-                y[i][k] = cuda::swiglu_gate_inside(g[i][k], p.swiglu) * cuda::swiglu_up_inside(u[i][k], p.swiglu);
-            }
+            outside |= !inside(g[i][k], u[i][k]);
+            if constexpr (A == Act::Silu) y[i][k] = cuda::silu_inside(g[i][k]) * u[i][k];
+            else y[i][k] = cuda::swiglu_gate_inside(g[i][k], p.swiglu) * cuda::swiglu_up_inside(u[i][k], p.swiglu);
         }
     }
     if (__any_sync(0xFFFFFFFFu, outside && o.in)) {  // rare: those values again on the exact path, one at a time
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const bool inside = A == Act::Silu ? fabsf(g[i][k]) <= cuda::kSiluInsideLimit
-                                                   : cuda::swiglu_inside_all(fabsf(g[i][k]), fabsf(u[i][k]), p.swiglu);
-                if (!inside && o.in) y[i][k] = gated_exact<A>(g[i][k], u[i][k], p.swiglu);
-            }
+            for (int k = 0; k < 4; ++k)
+                if (!inside(g[i][k], u[i][k]) && o.in) y[i][k] = gated_exact<A>(g[i][k], u[i][k], p.swiglu);
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
