@@ -45,46 +45,50 @@ template <class T> std::vector<T> to_host(const T* d, size_t n) {
 }
 
 #ifdef FQ_LAB_TRACE
+#include "kernels/gemm/lab_trace.h"
 namespace fq {
-const unsigned long long* lab_trace(int* ctas);
+const unsigned long long* lab_trace_buffer(int* ctas);
 }
 // LAB_TRACE=1 (a build with -DFQ_LAB_TRACE): the last launch's timeline, averaged over CTAs per unit ordinal j:
 // the consumers' K loop, their wait for the epilogue to free the slots, their stash; the epilogue warps' wait
-// for the stash, their rows; then the whole CTA and its tail (epilogue end after the last stash).
+// for the stash, their rows; then the whole CTA and its tail (epilogue end after the last stash). An interval
+// with an end not stamped (split K's consumers hand over no stash) counts 0.
 static void print_trace() {
+    namespace lt = fq::lab_trace;
     int ctas = 0;
-    const unsigned long long* d = fq::lab_trace(&ctas);
+    const unsigned long long* d = fq::lab_trace_buffer(&ctas);
     if (!d || ctas == 0) return;
-    constexpr int S = 512, U = 60;
-    std::vector<unsigned long long> t(size_t(ctas) * S);
+    std::vector<unsigned long long> t(size_t(ctas) * lt::kStride);
     CK(cudaMemcpy(t.data(), d, t.size() * 8, cudaMemcpyDeviceToHost));
-    double sum[U][8] = {}, n[U] = {}, span = 0, mhz = 0, tail = 0, kl = 0, acq = 0, stash = 0, ew = 0, er = 0;
+    double sum[lt::kUnits][8] = {}, n[lt::kUnits] = {}, span = 0, mhz = 0, tail = 0, kl = 0, acq = 0, stash = 0, ew = 0, er = 0;
     int nc = 0;
     for (int c = 0; c < ctas; ++c) {
-        const unsigned long long* r = &t[size_t(c) * S];
-        if (!r[0] || !r[1] || r[4] <= r[3]) continue;
-        const double f = double(r[1] - r[0]) / double(r[4] - r[3]);  // cycles per ns
-        auto us = [&](unsigned long long a, unsigned long long b) { return b > a ? double(b - a) / f * 1e-3 : 0.0; };
-        ++nc; mhz += f * 1e3; span += us(r[0], r[1]);
+        const unsigned long long* r = &t[size_t(c) * lt::kStride];
+        const unsigned long long c0 = r[lt::kStartClock], c1 = r[lt::kEndClock];
+        if (!c0 || !c1 || r[lt::kEndNs] <= r[lt::kStartNs]) continue;
+        const double f = double(c1 - c0) / double(r[lt::kEndNs] - r[lt::kStartNs]);  // cycles per ns
+        auto us = [&](unsigned long long a, unsigned long long b) { return a && b > a ? double(b - a) / f * 1e-3 : 0.0; };
+        ++nc; mhz += f * 1e3; span += us(c0, c1);
         unsigned long long last_stash = 0;
-        for (int j = 0; j < U; ++j) {
-            const unsigned long long* cu = r + 8 + 4 * j; const unsigned long long* e = r + 256 + 4 * j;
+        for (int j = 0; j < lt::kUnits; ++j) {
+            const unsigned long long* cu = r + lt::unit_slot(lt::kConsumer, j, 0);
+            const unsigned long long* e = r + lt::unit_slot(lt::kEpilogue, j, 0);
             if (!cu[0]) break;
             n[j] += 1;
-            const double v[8] = {us(cu[0], cu[1]), us(cu[1], cu[2]), us(cu[2], cu[3]), j + 1 < U && cu[4] ? us(cu[3], cu[4]) : 0,
-                                 us(e[0], e[1]), us(e[1], e[2]), us(e[2], e[3]), us(r[0], cu[1])};
+            const double v[8] = {us(cu[0], cu[1]), us(cu[1], cu[2]), us(cu[2], cu[3]), j + 1 < lt::kUnits ? us(cu[3], cu[4]) : 0,
+                                 us(e[0], e[1]), us(e[1], e[2]), us(e[2], e[3]), us(c0, cu[1])};
             for (int k = 0; k < 8; ++k) sum[j][k] += v[k];
             kl += v[0]; acq += v[1]; stash += v[2]; ew += v[4]; er += v[5];
             if (cu[3]) last_stash = cu[3];
         }
-        tail += last_stash ? us(last_stash, r[1]) : 0;
+        tail += us(last_stash, c1);
     }
     if (!nc) return;
     std::printf("trace: %d CTAs, SM clock %.0f MHz, CTA span %.1f us; per CTA: K loops %.1f, slot waits %.1f, stash %.1f, "
                 "epilogue waits %.1f, epilogue rows %.1f, tail after the last stash %.1f us\n",
                 nc, mhz / nc, span / nc, kl / nc, acq / nc, stash / nc, ew / nc, er / nc, tail / nc);
     std::printf("trace  j  CTAs | K loop  slot wait  stash  gap | epi wait  epi rows  epi cols | K loop end at\n");
-    for (int j = 0; j < U && n[j] > 0; ++j) {
+    for (int j = 0; j < lt::kUnits && n[j] > 0; ++j) {
         const double* m = sum[j];
         const double k = n[j];
         std::printf("trace %2d %5.0f | %6.2f %9.2f %6.2f %5.2f | %8.2f %9.2f %9.2f | %8.1f\n", j, k, m[0] / k, m[1] / k, m[2] / k,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The kernel lab's correctness sweep for one lab binary ($1, in build-lab/): every gate pairing, both gate orders,
 # rowwise groups 32/64/128, columnwise, split K 2, 3 and 5 (the last two lines: several units, a tile past m),
-# MoE cut points, rowwise-only runs (the lean epilogue); each run checks C against the fp64 reference and the quantized bytes against the host
-# quantization of the kernel's own C. 17 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
+# MoE cut points, rowwise-only runs (the lean epilogue); each run checks C against the fp64 reference and the
+# quantized bytes against the host quantization of the kernel's own C. 17 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
 v=build-lab/$1; L="timeout ${LAB_TIMEOUT:-20}"
 r() {  # LAB_STOP=1: stop at the first line without PASS (exit 1)

@@ -38,6 +38,9 @@
 #include "../../dispatch/grouped_gemm.h"
 #include "../fused_quant.cuh"
 #include "sm90.cuh"
+#ifdef FQ_LAB_TRACE
+#include "lab_trace.h"
+#endif
 
 namespace fq {
 namespace {
@@ -137,38 +140,33 @@ struct Params {
     // x row_groups, columnwise rows [h, col_pad_end) x col_groups.
     int64_t row_pad_end, row_groups, col_pad_end, col_groups;
 #ifdef FQ_LAB_TRACE
-    unsigned long long* trace;  // lab: per CTA, clock64 at the events of lab_trace_slot (LAB_TRACE=1)
+    unsigned long long* trace;  // lab: per CTA, the stamps of lab_trace.h's layout (LAB_TRACE=1)
 #endif
 };
 
 // Lab only: a timeline of each CTA (tools/lab/gemm_lab.cu prints it). Consumer warp 4 and epilogue warp 1
-// stamp clock64 at a unit's events; nothing is compiled in without FQ_LAB_TRACE.
+// stamp clock64 at a unit's events (lab_trace.h); nothing is compiled in without FQ_LAB_TRACE.
 #ifdef FQ_LAB_TRACE
-constexpr int kTraceStride = 512, kTraceUnits = 60;
-#define FQ_TRACE(warp, slot)                                                                                \
-    do {                                                                                                    \
-        if (p.trace && threadIdx.x == 32 * (warp)) p.trace[blockIdx.x * kTraceStride + (slot)] = clock64(); \
-    } while (0)
-#define FQ_TRACE_NS(warp, slot)                                                               \
-    do {                                                                                      \
-        unsigned long long ns;                                                                \
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));                                \
-        if (p.trace && threadIdx.x == 32 * (warp)) p.trace[blockIdx.x * kTraceStride + (slot)] = ns; \
-    } while (0)
-#define FQ_TRACE_UNIT(warp, filled, event) \
-    do {                                   \
-        if ((filled) / 2 < kTraceUnits) FQ_TRACE(warp, ((warp) == 4 ? 8 : 256) + 4 * int((filled) / 2) + (event)); \
+__device__ __forceinline__ void lab_stamp(const Params& p, int warp, int slot, unsigned long long v) {
+    if (p.trace && threadIdx.x == 32 * warp) p.trace[blockIdx.x * lab_trace::kStride + slot] = v;
+}
+__device__ __forceinline__ unsigned long long lab_ns() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+#define FQ_TRACE(warp, slot) lab_stamp(p, warp, slot, clock64())
+#define FQ_TRACE_NS(warp, slot) lab_stamp(p, warp, slot, lab_ns())
+#define FQ_TRACE_UNIT(warp, filled, event)                                                                         \
+    do {                                                                                                           \
+        if ((filled) / 2 < lab_trace::kUnits)                                                                      \
+            FQ_TRACE(warp, lab_trace::unit_slot((warp) == 4 ? lab_trace::kConsumer : lab_trace::kEpilogue,          \
+                                               int((filled) / 2), event));                                         \
     } while (0)
 #else
-#define FQ_TRACE_UNIT(warp, filled, event) \
-    do {                                   \
-    } while (0)
-#define FQ_TRACE(warp, slot) \
-    do {                     \
-    } while (0)
-#define FQ_TRACE_NS(warp, slot) \
-    do {                        \
-    } while (0)
+#define FQ_TRACE(warp, slot) ((void)0)
+#define FQ_TRACE_NS(warp, slot) ((void)0)
+#define FQ_TRACE_UNIT(warp, filled, event) ((void)0)
 #endif
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
@@ -337,6 +335,16 @@ __device__ __forceinline__ void y4_of(const Params& p, uint32_t* const (&srow)[k
     }
 }
 
+// The fp8 codes of N values (N even, <= 4), little-endian in a word: the hardware conversion, saturating.
+template <int N>
+__device__ __forceinline__ uint32_t fp8_codes(const float (&v)[N], __nv_fp8_interpretation_t f) {
+    uint32_t code = 0;
+#pragma unroll
+    for (int k = 0; k < N; k += 2)
+        code |= uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(v[k], v[k + 1]), __NV_SATFINITE, f)) << (8 * k);
+    return code;
+}
+
 // The codes of N values of one quantization group, little-endian in a word (N <= 4): y / s (or y * (1/s) under
 // MULTIPLY_RECIPROCAL) as the quantizer's code (SPEC §3.2), the same byte as quantize_value. The group's
 // decisions are taken once for the N values: the fused kernels' three-instruction quotient where it is exact
@@ -359,9 +367,7 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
         const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
         if constexpr (N % 2 == 0) {
-#pragma unroll
-            for (int k = 0; k < N; k += 2)
-                code |= uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(v[k], v[k + 1]), __NV_SATFINITE, f)) << (8 * k);
+            code = fp8_codes(v, f);
         } else {
 #pragma unroll
             for (int k = 0; k < N; ++k) code |= uint32_t(__nv_cvt_float_to_fp8(v[k], __NV_SATFINITE, f)) << (8 * k);
@@ -371,6 +377,22 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
 #pragma unroll
     for (int k = 0; k < N; ++k) code |= uint32_t(encode_scaled(q.out, v[k])) << (8 * k);
     return code;
+}
+
+// Each of kRows row amaxes of one lane (>= +0, never NaN: fmaxf from 0) becomes its group's, across the group's
+// group / 4 lanes (group_lanes = group / 4 - 1, a mask). A 128-wide group is the warp's row: one reduction on the
+// bits, which order like the values; narrower groups: a butterfly whose offsets past the group become xor 0.
+template <int kRows>
+__device__ __forceinline__ void group_amax(float (&amax)[kRows], int group_lanes) {
+    if (group_lanes == 31) {
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(amax[i])));
+        return;
+    }
+#pragma unroll
+    for (int off = 16; off >= 1; off /= 2)
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
 }
 
 // Where one epilogue lane's outputs of a unit go, at the unit's first row (row r adds r times the row stride):
@@ -405,6 +427,11 @@ __device__ __forceinline__ LaneOut lane_out(const Params& p, const Unit& u, int 
 // The offset of a unit's row r (0 .. 127) in a scale layout from the unit's first row (a multiple of 128).
 __device__ __forceinline__ int64_t scale_row_offset(const ScaleStrides& s, int r) {
     return ((r >> 5) & 3) * s.rows32 + (r & 31) * s.row;
+}
+// A lane's four rowwise codes of unit row r, and its group's scale where this lane writes it.
+__device__ __forceinline__ void put_codes(const Params& p, const LaneOut& o, int r, uint32_t codes, float scale) {
+    *reinterpret_cast<uint32_t*>(o.q + r * p.out_ld) = codes;
+    if (o.scale) *reinterpret_cast<float*>(o.scale + scale_row_offset(p.row_strides, r)) = scale;
 }
 
 // kRows rows of unit u (rows[i] of the unit, all valid), by one warp, interleaved so that their latency
@@ -449,21 +476,14 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
 #pragma unroll
         for (int k = 0; k < 4; ++k) amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
     }
-    // Across the group's group / 4 lanes: offsets past it become xor 0 (a lane with itself), so the butterfly
-    // unrolls without a branch.
-    const int group_lanes = p.group / 4 - 1;  // a mask: group is a power of two
-#pragma unroll
-    for (int off = 16; off >= 1; off /= 2)
-#pragma unroll
-        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
+    group_amax(amax, p.group / 4 - 1);  // group: a power of two
     if (!o.in) return;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
         const float sc = group_scale(amax[i], ub, p.qp);
         const cuda::Divisor d = cuda::divisor_of(sc, p.qp);
         const bool in_range = cuda::quotient_in_range(amax[i], d);
-        *reinterpret_cast<uint32_t*>(o.q + rows[i] * p.out_ld) = quantize_codes(y[i], d, in_range, p.qp);
-        if (o.scale) *reinterpret_cast<float*>(o.scale + scale_row_offset(p.row_strides, rows[i])) = sc;
+        put_codes(p, o, rows[i], quantize_codes(y[i], d, in_range, p.qp), sc);
     }
 }
 
@@ -521,16 +541,7 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
             amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
         }
     }
-    const int group_lanes = p.group / 4 - 1;
-    if (group_lanes == 31) {  // a group is the warp's row: one reduction (amax >= +0 and never NaN: its bits order it)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) amax[i] = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(amax[i])));
-    } else {
-#pragma unroll
-        for (int off = 16; off >= 1; off /= 2)
-#pragma unroll
-            for (int i = 0; i < 2; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
-    }
+    group_amax(amax, p.group / 4 - 1);
     float sc[2];
     cuda::Divisor d[2];
 #pragma unroll
@@ -539,27 +550,19 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
         exact &= cuda::quotient_in_range(amax[i], dq) & (amax[i] == 0.0f | amax[i] >= 0x1p-50f);
         const float s = fmaxf(fminf(cuda::quotient(amax[i], dq), ub), p.qp.min_scale);
         sc[i] = p.qp.pow2_ceil ? pow2_ceil(s) : s;
-        float r;  // divisor_of without MULTIPLY_RECIPROCAL (lean excludes it)
-        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(sc[i]));
-        d[i] = {sc[i], __fmaf_rn(r, __fmaf_rn(-sc[i], r, 1.0f), r)};
+        d[i] = cuda::divisor_of(sc[i], QuantParams{});  // DIVIDE's divisor (lean excludes MULTIPLY_RECIPROCAL)
         exact &= cuda::quotient_in_range(amax[i], d[i]);
     }
     if (!__all_sync(0xFFFFFFFFu, exact)) return false;
     if (!o.in) return true;
-    const bool e4m3 = p.qp.out == DType::E4M3FN;
+    const __nv_fp8_interpretation_t f = p.qp.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && !write_r1) break;
         float v[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(y[i][k], d[i]);
-        const float2 v01 = make_float2(v[0], v[1]), v23 = make_float2(v[2], v[3]);
-        const uint32_t code = e4m3 ? uint32_t(__nv_cvt_float2_to_fp8x2(v01, __NV_SATFINITE, __NV_E4M3)) |
-                                         uint32_t(__nv_cvt_float2_to_fp8x2(v23, __NV_SATFINITE, __NV_E4M3)) << 16
-                                   : uint32_t(__nv_cvt_float2_to_fp8x2(v01, __NV_SATFINITE, __NV_E5M2)) |
-                                         uint32_t(__nv_cvt_float2_to_fp8x2(v23, __NV_SATFINITE, __NV_E5M2)) << 16;
-        *reinterpret_cast<uint32_t*>(o.q + rows[i] * p.out_ld) = code;
-        if (o.scale) *reinterpret_cast<float*>(o.scale + scale_row_offset(p.row_strides, rows[i])) = sc[i];
+        put_codes(p, o, rows[i], fp8_codes(v, f), sc[i]);
     }
     return true;
 }
@@ -611,7 +614,7 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
     // Before the unit's C is there: this lane's output addresses, and lane l loads the routing probabilities of
     // its warp's rows l and l + 32 (in that order), so no row waits on a global load.
     const LaneOut out = lane_out<P>(p, u, lane);
-    const cuda::Divisor dq = cuda::divisor_of(p.qp.qmax, p.qp);  // lean_rows' scale quotient
+    const cuda::Divisor dq = cuda::divisor_of(p.qp.qmax, QuantParams{});  // lean_rows' scale quotient (DIVIDE)
     float prob[2] = {1.0f, 1.0f};
     if (p.prob)
 #pragma unroll
@@ -801,8 +804,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
     else __syncthreads();
-    FQ_TRACE(0, 0);
-    FQ_TRACE_NS(0, 3);
+    FQ_TRACE(0, lab_trace::kStartClock);
+    FQ_TRACE_NS(0, lab_trace::kStartNs);
 
     // Registers: the launch gives every thread 168 (65536 / 384, rounded down to 8); warpgroup 0 (producer and
     // epilogue) gives back enough for the consumers' 64 accumulators + 2 x 64 promoted sums (two C tiles):
@@ -1085,9 +1088,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             filled += 2;
         });
     }
-    FQ_TRACE(1, 1);
-    FQ_TRACE_NS(1, 4);
-    FQ_TRACE(4, 2);
+    FQ_TRACE(1, lab_trace::kEndClock);
+    FQ_TRACE_NS(1, lab_trace::kEndNs);
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
 }
@@ -1199,8 +1201,8 @@ fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMa
     Params traced = p;
     traced.trace = nullptr;
     if (std::getenv("LAB_TRACE")) {
-        const size_t bytes = size_t(clusters * size) * kTraceStride * sizeof(unsigned long long);
-        if (!g_lab_trace) cudaMalloc(&g_lab_trace, 1024 * kTraceStride * sizeof(unsigned long long));
+        const size_t bytes = size_t(clusters * size) * lab_trace::kStride * sizeof(unsigned long long);
+        if (!g_lab_trace) cudaMalloc(&g_lab_trace, 1024 * lab_trace::kStride * sizeof(unsigned long long));
         cudaMemsetAsync(g_lab_trace, 0, bytes, stream);
         traced.trace = g_lab_trace;
         g_lab_trace_ctas = int(clusters * size);
@@ -1268,7 +1270,7 @@ constexpr bool built_with_sm90a() {
 }  // namespace
 
 #ifdef FQ_LAB_TRACE
-const unsigned long long* lab_trace(int* ctas) {
+const unsigned long long* lab_trace_buffer(int* ctas) {
     *ctas = g_lab_trace_ctas;
     return g_lab_trace;
 }
