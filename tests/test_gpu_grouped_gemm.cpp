@@ -998,8 +998,10 @@ TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a
         bool offsets;
         int32_t gate, block;
     };
-    // K from 4 blocks (a split of 2) to 56 (up to 8 CTAs a unit); M under, at and over one tile; every pairing.
+    // K from 4 blocks (a split of 2) to 56 (up to 8 CTAs a unit); M under, at and over one tile; every pairing;
+    // slices of K shorter than 16 blocks (three pipeline stages) and longer (four: M = 256, a split of 3 on an H100).
     const Shape shapes[] = {{128, 4096, 7168, false, FQ_GATE_LAYOUT_SPLIT, 32},
+                            {256, 4096, 7168, false, FQ_GATE_LAYOUT_INTERLEAVED, 32},
                             {1, 256, 512, false, FQ_GATE_LAYOUT_INTERLEAVED, 32},
                             {77, 512, 1024, true, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, 32},
                             {300, 768, 2048, false, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, 64},

@@ -62,10 +62,14 @@ static void print_trace() {
     CK(cudaMemcpy(t.data(), d, t.size() * 8, cudaMemcpyDeviceToHost));
     double sum[lt::kUnits][8] = {}, n[lt::kUnits] = {}, span = 0, mhz = 0, tail = 0, kl = 0, acq = 0, stash = 0, ew = 0, er = 0;
     int nc = 0;
+    unsigned long long first_start = ~0ull, last_start = 0, last_end = 0;  // global ns: the grid's ramp and span
     for (int c = 0; c < ctas; ++c) {
         const unsigned long long* r = &t[size_t(c) * lt::kStride];
         const unsigned long long c0 = r[lt::kStartClock], c1 = r[lt::kEndClock];
         if (!c0 || !c1 || r[lt::kEndNs] <= r[lt::kStartNs]) continue;
+        first_start = std::min(first_start, r[lt::kStartNs]);
+        last_start = std::max(last_start, r[lt::kStartNs]);
+        last_end = std::max(last_end, r[lt::kEndNs]);
         const double f = double(c1 - c0) / double(r[lt::kEndNs] - r[lt::kStartNs]);  // cycles per ns
         auto us = [&](unsigned long long a, unsigned long long b) { return a && b > a ? double(b - a) / f * 1e-3 : 0.0; };
         ++nc; mhz += f * 1e3; span += us(c0, c1);
@@ -87,6 +91,8 @@ static void print_trace() {
     std::printf("trace: %d CTAs, SM clock %.0f MHz, CTA span %.1f us; per CTA: K loops %.1f, slot waits %.1f, stash %.1f, "
                 "epilogue waits %.1f, epilogue rows %.1f, tail after the last stash %.1f us\n",
                 nc, mhz / nc, span / nc, kl / nc, acq / nc, stash / nc, ew / nc, er / nc, tail / nc);
+    std::printf("trace: grid span %.1f us (first CTA start to last end), last CTA started %.1f us after the first\n",
+                (last_end - first_start) * 1e-3, (last_start - first_start) * 1e-3);
     std::printf("trace  j  CTAs | K loop  slot wait  stash  gap | epi wait  epi rows  epi cols | K loop end at\n");
     for (int j = 0; j < lt::kUnits && n[j] > 0; ++j) {
         const double* m = sum[j];

@@ -50,7 +50,8 @@ constexpr int kTileN = 128;       // C columns of one tile: 64 gate/up pairs
 constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A and B
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
-constexpr int kStages = 3;
+constexpr int kStages = 3;        // pipeline stages of the persistent kernel
+constexpr int kSplitStages = 4;   // ... of the split-K kernel, at most: its fourth lies in the C-tile slots (SharedStorage)
 constexpr int kSlots = 2;  // C-tile slots: a unit's two tiles, drained by the epilogue during the next unit's main loop
 constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
 constexpr int kMaxSplit = 8;    // CTAs splitting K of one unit (a portable cluster size)
@@ -72,13 +73,23 @@ enum class Pairing {
     Blocks32   // BLOCK_INTERLEAVED 32: output 32b + r <- tile columns 64b + r and 64b + 32 + r
 };
 
+// One pipeline stage's operand tiles: 128-byte swizzled K-major tiles, as TMA writes them.
+struct StageTiles {
+    uint8_t a[kTileM * kTileK];
+    uint8_t b[2][kTileN * kTileK];  // C tile t's B: its first and second 64-row boxes
+};
+// Stage i's tiles sit at tiles + i * sizeof(StageTiles), the split-K kernel's fourth stage in the slots' bytes:
+// under split K a cluster has one unit, whose slots are written only once its K loop is done, and a long enough
+// slice of K, read from HBM, runs faster with more bytes in flight than three stages hold (Params::split_stages).
 struct SharedStorage {
-    uint8_t a[kStages][kTileM * kTileK];  // 128-byte swizzled K-major tiles, as TMA writes them
-    uint8_t b[kStages][2][kTileN * kTileK];   // C tile t's B: its first and second 64-row boxes
-    uint32_t slot[kSlots][kTileM][kSlotWords];  // word w of row r at w ^ slot_swizzle(r)
-    float a_scale[kStages][kTileM];             // a stage's A scales (its rows) and B scales (tile t's first,
-    float b_scale[kStages][2][2];               // second box)
-    uint64_t full[kStages], empty[kStages];     // the TMA pipeline
+    StageTiles tiles[kStages];
+    union {
+        uint32_t slot[kSlots][kTileM][kSlotWords];  // word w of row r at w ^ slot_swizzle(r)
+        StageTiles split_last_stage;
+    };
+    float a_scale[kSplitStages][kTileM];        // a stage's A scales (its rows) and B scales (tile t's first,
+    float b_scale[kSplitStages][2][2];          // second box)
+    uint64_t full[kSplitStages], empty[kSplitStages];  // the TMA pipeline
     uint64_t slot_full[kSlots], slot_empty[kSlots];
     uint64_t split_ready;                       // split K: the C tiles' partial sums written, cluster-wide;
     uint64_t split_y;                           // every row's y in its CTA's slots (columnwise outputs)
@@ -87,6 +98,12 @@ struct SharedStorage {
 // dynamic shared memory is declared 1024-aligned (the kernel has no static shared memory, so nothing precedes it).
 constexpr size_t kSmemBytes = sizeof(SharedStorage);
 static_assert(kSmemBytes <= 227 * 1024, "the H100's shared memory per block");
+static_assert(offsetof(SharedStorage, split_last_stage) == kStages * sizeof(StageTiles) && kSplitStages == kStages + 1,
+              "split K's stages are contiguous");
+// Stage i's tiles (i < kSplitStages under split K, else < kStages).
+__device__ __forceinline__ StageTiles& stage_tiles(SharedStorage& s, int i) {
+    return *reinterpret_cast<StageTiles*>(reinterpret_cast<uint8_t*>(&s) + i * sizeof(StageTiles));
+}
 
 // Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
 // within groups of four by the row (groups of four stay contiguous for 16-byte accesses).
@@ -106,6 +123,7 @@ struct Params {
     int32_t groups;
     int32_t cluster;                // CTAs per cluster sharing A: 1 or 2
     int32_t split;                  // CTAs per cluster splitting K of one unit (split kernel: 2 .. kMaxSplit; else 1)
+    int32_t split_stages;           // the split kernel's pipeline stages: 3 or kSplitStages
     int64_t m_tiles, unit_cols_tiles, pair_cols, k_blocks, n_blocks;
     const int32_t* offsets;
     const int32_t* counts;
@@ -704,14 +722,65 @@ __device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
     sm90::fence_cluster();
 }
 
-static_assert(offsetof(SharedStorage, b) == offsetof(SharedStorage, a) + sizeof(SharedStorage::a) &&
-                  sizeof(SharedStorage::a) + sizeof(SharedStorage::b) >= 2 * kTileM * kTileN * sizeof(float),
-              "split K: the stage buffers hold both C tiles' fp32 partial sums");
+// Split K: CTA r of a cluster of `split` finishes unit rows [split_rows_lo(r), split_rows_lo(r + 1)); row r's CTA.
+__device__ __forceinline__ int split_rows_lo(int rank, int split) { return rank * kTileM / split; }
+__device__ __forceinline__ uint32_t split_owner(int row, int split) { return uint32_t((row * split + split - 1) / kTileM); }
+
+static_assert(sizeof(SharedStorage::tiles) >= 2 * kTileM * kTileN * sizeof(float),
+              "split K: the stage buffers before the slots hold both C tiles' fp32 partial sums");
+
+// Split K, one C tile's rows [rows_lo, rows_hi) summed over the cluster's kSplit CTAs, by the consumer threads:
+// item i (a row and a pair of its words) is thread i % 256's. Every CTA's partial sums of a batch of a thread's
+// items are loaded (DSMEM) before any is added, so the thread waits for their latency once a batch, where a loop
+// over items and CTAs waited about once an item. Batches: 16-18 loads for 2-4 CTAs (the thread's items at
+// once); one item for more CTAs, where larger batches measured slower (docs/perf.md, session 27). CTAs are
+// added in rank order: the sum does not depend on timing. scratch_at: the tile's partial sums in every CTA (the
+// same offset); out(r, w, sum): row r's words w, w + 1 from the four sums.
+template <int kSplit, class Out>
+__device__ __forceinline__ void split_k_sum_tile(uint32_t scratch_at, int rows_lo, int rows_hi, int ctid, Out&& out) {
+    using namespace sm90;
+    constexpr int kPairs = kSlotWords / 2;  // items a row
+    constexpr int kBatch = kSplit <= 4 ? (16 + kSplit - 1) / kSplit : 1;  // items whose loads are in flight together
+    const int items = (rows_hi - rows_lo) * kPairs;
+    uint32_t base[kSplit];
+#pragma unroll
+    for (int c = 0; c < kSplit; ++c) base[c] = cluster_address(scratch_at, uint32_t(c));
+    auto at = [&](int item, int& r, int& w) {  // item's row and its word pair w, w + 1 (adjacent: even w)
+        r = rows_lo + item / kPairs;
+        w = slot_word(r, 2 * (item % kPairs));
+    };
+    for (int first = ctid; first < items; first += kBatch * kConsumerThreads) {
+        float4 v[kBatch][kSplit];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            // an item past the rows loads row rows_lo's again (in bounds; not stored)
+            const int item = first + b * kConsumerThreads < items ? first + b * kConsumerThreads : first;
+            int r, w;
+            at(item, r, w);
+#pragma unroll
+            for (int c = 0; c < kSplit; ++c) v[b][c] = ld_cluster_f4(base[c] + uint32_t(r * kSlotWords + w) * 8);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int c = 0; c < kSplit; ++c) {
+                sum.x += v[b][c].x; sum.y += v[b][c].y; sum.z += v[b][c].z; sum.w += v[b][c].w;
+            }
+            if (first + b * kConsumerThreads < items) {
+                int r, w;
+                at(first + b * kConsumerThreads, r, w);
+                out(r, w, sum);
+            }
+        }
+    }
+}
+
 // Split K, the cluster's unit's C tiles 0 .. tiles - 1, by the consumer threads: this CTA's partial sums
-// (`total[t]`: rows row_local and row_local + 8, this thread's columns) into its scratch, the stage buffers (the
-// launch gives each cluster one unit, so its loads are all consumed by then); once every CTA of the cluster has
-// written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as bf16 into tile t's slot
-// (acquire(t) first). Partial sums are added in rank order: the result does not depend on timing.
+// (`total[t]`: rows row_local and row_local + 8, this thread's columns) into its scratch, the stage buffers
+// before the slots (the launch gives each cluster one unit, so its loads are all consumed by then); once every
+// CTA of the cluster has written its own, the sum over the cluster of rows [rows_lo, rows_hi), times alpha, as
+// bf16 into tile t's slot (acquire(t) first).
 template <class Acquire>
 __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s, const float (&total)[2][64], int tiles,
                                                float alpha, int row_local, int quad, int rows_lo, int rows_hi,
@@ -719,7 +788,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
     using namespace sm90;
     const int ctid = threadIdx.x - (kThreads - kConsumerThreads);
     constexpr int kScratchPairs = kTileM * kTileN / 2;  // one tile's partial sums, as float2
-    float2* scratch = reinterpret_cast<float2*>(&s.a[0][0]);
+    float2* scratch = reinterpret_cast<float2*>(&s.tiles[0]);
     // The stage buffers: both warpgroups' MMAs have read them (either may finish first), and those reads and
     // TMA's writes were the async proxy's.
     named_barrier(kConsumerBarrier, kConsumerThreads);
@@ -738,18 +807,11 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
     }
     arrive_cluster_wide(&s.split_ready, p.split);  // "written", to every CTA
     wait_cluster_wide(&s.split_ready);
+    FQ_TRACE_UNIT(4, 0, 2);  // (lab trace: the cluster's wait, then the sums, in the slot-wait and stash columns)
     for (int t = 0; t < tiles; ++t) {
         acquire(t);
         uint32_t(*slot)[kSlotWords] = s.slot[t];
-        const uint32_t scratch_at = smem_addr(scratch + t * kScratchPairs);
-        for (int item = ctid; item < (rows_hi - rows_lo) * (kSlotWords / 2); item += kConsumerThreads) {
-            const int r = rows_lo + item / (kSlotWords / 2);
-            const int w = slot_word(r, 2 * (item % (kSlotWords / 2)));  // pairs w, w + 1: adjacent (even w)
-            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            for (int c = 0; c < p.split; ++c) {
-                const float4 v = ld_cluster_f4(cluster_address(scratch_at + uint32_t(r * kSlotWords + w) * 8, uint32_t(c)));
-                sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-            }
+        auto out = [&](int r, int w, float4 sum) {
             const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
             uint32_t packed[2];
 #pragma unroll
@@ -758,8 +820,20 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
                 packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi) : pack_bf16x2_exact(lo, hi);
             }
             *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
+        };
+        const uint32_t scratch_at = smem_addr(scratch + t * kScratchPairs);
+        static_assert(kMaxSplit == 8, "a case per split");
+        switch (p.split) {
+            case 2: split_k_sum_tile<2>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            case 3: split_k_sum_tile<3>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            case 4: split_k_sum_tile<4>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            case 5: split_k_sum_tile<5>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            case 6: split_k_sum_tile<6>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            case 7: split_k_sum_tile<7>(scratch_at, rows_lo, rows_hi, ctid, out); break;
+            default: split_k_sum_tile<8>(scratch_at, rows_lo, rows_hi, ctid, out); break;
         }
     }
+    FQ_TRACE_UNIT(4, 0, 3);
 }
 
 #endif  // FQ_SM90A
@@ -786,11 +860,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // This CTA's K blocks, and (split K) the rows of each unit it finishes.
     const int64_t kb_lo = kSplitK ? rank * p.k_blocks / p.split : 0;
     const int64_t kb_hi = kSplitK ? (rank + 1) * p.k_blocks / p.split : p.k_blocks;
-    const int my_rows_lo = kSplitK ? int(rank) * kTileM / p.split : 0;
-    const int my_rows_hi = kSplitK ? int(rank + 1) * kTileM / p.split : kTileM;
+    const int my_rows_lo = kSplitK ? split_rows_lo(int(rank), p.split) : 0;
+    const int my_rows_hi = kSplitK ? split_rows_lo(int(rank) + 1, p.split) : kTileM;
+    const int stages = kSplitK ? p.split_stages : kStages;
 
     if (threadIdx.x == 0) {
-        for (int i = 0; i < kStages; ++i) {
+        for (int i = 0; i < stages; ++i) {
             mbar_init(&s.full[i], 1 + 32);  // the producer's expect_tx arrival, its 32 lanes' scale copies
             mbar_init(&s.empty[i], 2 * kConsumerThreads / 32);  // each consumer warp of the pair (or twice, alone)
         }
@@ -859,10 +934,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
                         mbar_wait(&s.empty[stage], phase ^ 1);
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
-                        if (lab_loads++ >= kStages) {
+                        if (lab_loads++ >= stages) {
                             mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
                             if (lane == 0) mbar_arrive(&s.full[stage]);
-                            if (++stage == kStages) { stage = 0; phase ^= 1; }
+                            if (++stage == stages) { stage = 0; phase ^= 1; }
                             continue;
                         }
 #endif
@@ -870,18 +945,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                                           // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
                             mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
                             const int32_t k = int32_t(kb * kTileK);
+                            StageTiles& tiles = stage_tiles(s, stage);
                             if (p.cluster == 1) {
-                                tma_load_2d(s.a[stage], &map_a, &s.full[stage], k, int32_t(u.t0));
-                                tma_load_2d(s.a[stage] + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
+                                tma_load_2d(tiles.a, &map_a, &s.full[stage], k, int32_t(u.t0));
+                                tma_load_2d(tiles.a + kHalfN * kTileK, &map_a, &s.full[stage], k, int32_t(u.t0 + kHalfN));
                             } else {  // this CTA's half of A, to both
-                                tma_load_2d_multicast(s.a[stage] + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
+                                tma_load_2d_multicast(tiles.a + rank * kHalfN * kTileK, &map_a, &s.full[stage], k,
                                                       int32_t(u.t0 + rank * kHalfN), 0x3);
                             }
 #pragma unroll
                             for (int t = 0; t < 2; ++t)
 #pragma unroll
                                 for (int box = 0; box < 2; ++box)
-                                    tma_load_2d(s.b[stage][t] + box * kHalfN * kTileK, &map_b, &s.full[stage], k, b_row[t][box]);
+                                    tma_load_2d(tiles.b[t] + box * kHalfN * kTileK, &map_b, &s.full[stage], k, b_row[t][box]);
                         }
                         const uint32_t a_dst = a_dst0 + stage * uint32_t(sizeof(s.a_scale[0]));
 #pragma unroll
@@ -889,7 +965,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             if (a_rows >> j & 1) cp_async_4(a_dst + 128 * j, a_src + 32 * j);
                         if (b_lane) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src);
                         cp_async_arrive(&s.full[stage]);
-                        if (++stage == kStages) { stage = 0; phase ^= 1; }
+                        if (++stage == stages) { stage = 0; phase ^= 1; }
                     }
                 });
             });
@@ -918,22 +994,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         int64_t filled = 0;  // C tiles put into the ring so far
         // The hot loop works on 32-bit shared addresses computed here once: stage i's full barrier is at
         // full0 + 8i, its empty barrier (in the CTA of the pair that reads each A half) at empty_at[c] + 8i, its
-        // operand descriptors at desc_a0 + i * kStepA and desc_b0 + i * kStepB (C tile t's B: + t * kStepB / 2). A
+        // operand descriptors at desc_a0 + i * kStep and desc_b0 + i * kStep (C tile t's B: + t * kStepTileB). A
         // CTA without a peer arrives twice on its own barrier (the count is the same either way, so the loop has no
         // branch on the cluster size).
         const uint32_t full0 = smem_addr(&s.full[0]);
         const uint32_t empty_at[2] = {cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 0 : rank),
                                       cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : rank)};
-        const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0] + half * 64 * kTileK);
-        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0][0]);
-        constexpr uint32_t kStepA = sizeof(s.a[0]) >> 4, kStepB = sizeof(s.b[0]) >> 4;  // descriptors count 16 bytes
+        const uint64_t desc_a0 = smem_descriptor_sw128(s.tiles[0].a + half * 64 * kTileK);
+        const uint64_t desc_b0 = smem_descriptor_sw128(s.tiles[0].b[0]);
+        constexpr uint32_t kStep = sizeof(StageTiles) >> 4, kStepTileB = sizeof(StageTiles::b[0]) >> 4;  // descriptors count 16 bytes
         const int k_blocks = int(kb_hi - kb_lo);
         auto release_stage = [&] {
             if (lane == 0) {
                 mbar_arrive_remote(empty_at[0] + 8 * stage);
                 mbar_arrive_remote(empty_at[1] + 8 * stage);
             }
-            if (++stage == kStages) { stage = 0; phase ^= 1; }
+            if (++stage == stages) { stage = 0; phase ^= 1; }
         };
         for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
             FQ_TRACE_UNIT(4, filled, 0);
@@ -963,7 +1039,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int i = 0; i < 64; ++i) total[0][i] = total[1][i] = 0.0f;
                 for (int kb = 0; kb < k_blocks; ++kb) {
-                    const uint64_t desc_a = desc_a0 + stage * kStepA, desc_b = desc_b0 + stage * kStepB;
+                    const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
                     mbar_wait(full0 + 8 * stage, phase);
                     // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not wait
                     // for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody owns
@@ -982,7 +1058,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             fence_operands(acc);
 #pragma unroll
                             for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
-                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * (kStepB / 2) + 2 * kk, kk > 0);
+                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * kStepTileB + 2 * kk, kk > 0);
                             wgmma_commit();
                         };
                         if (half == 0) issue();
@@ -1075,9 +1151,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const uint32_t y0 = smem_addr(&s.slot[0][0][0]), y1 = smem_addr(&s.slot[1][0][0]);
                         epilogue_columns(p, u, valid_all, etid + int(rank) * kEpilogueThreads, kEpilogueThreads * p.split, ub,
                                          [&](int t, int r, int i) {
-                                             const uint32_t owner = uint32_t((r * p.split + p.split - 1) / kTileM);
                                              return ld_cluster_f32(cluster_address(
-                                                 (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4, owner));
+                                                 (t ? y1 : y0) + uint32_t(r * kSlotWords + slot_word(r, i)) * 4,
+                                                 split_owner(r, p.split)));
                                          });
                     }
                 }
@@ -1236,6 +1312,9 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
     if (p.split > 1) {
         p.cluster = 1;
         p.pair_cols = p.unit_cols_tiles;
+        // A fourth stage pays where a CTA's slice of K turns the ring four times or more (dense M = 256 and 512: 5-7%
+        // faster); on shorter slices (M = 128: 9-10 K blocks a CTA) three ran 2% faster (docs/perf.md, session 27).
+        p.split_stages = p.k_blocks / p.split >= 4 * kSplitStages ? kSplitStages : kStages;
 #ifdef FQ_GEMM_LAB
         std::fprintf(stderr, "launch: split K over %d CTAs, %lld units\n", p.split, (long long)units);
 #endif
