@@ -6,10 +6,10 @@
 // of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
 // once per pair). Warp roles:
-//  - warp 0: the producer: lane 0 issues every TMA load into a 3-stage pipeline (a stage: 128 of K of A and of
-//    both C tiles' B), and the warp copies each stage's scales beside it (cp.async, completing on the same
-//    barrier), so the consumers read scales from shared memory: a global load in flight would hold up their
-//    next wgmma fence;
+//  - warp 0: the producer: lane 0 issues every TMA load into a 3-stage pipeline (split K: 3 or 4; a stage: 128
+//    of K of A and of both C tiles' B), and the warp copies each stage's scales beside it (cp.async,
+//    completing on the same barrier), so the consumers read scales from shared memory: a global load in flight
+//    would hold up their next wgmma fence;
 //  - warpgroups 1 and 2: the consumers, 64 rows each: for every group owning rows of the unit, both C tiles in
 //    one pass over K (each A block serves two tiles: less L2 and shared-memory traffic per MMA than a pass per
 //    tile), wgmma m64n128k32, promoting each 128-deep block's fp32 partial sum with its A (per row) and B (per
@@ -51,7 +51,7 @@ constexpr int kTileK = 128;       // K per pipeline stage = the scale block of A
 constexpr int kHalfN = 64;        // output columns of one C tile; rows of one B box and of one A multicast box
 constexpr int kUnitCols = 128;    // output columns of a unit (two C tiles)
 constexpr int kStages = 3;        // pipeline stages of the persistent kernel
-constexpr int kSplitStages = 4;   // ... of the split-K kernel, at most: its fourth lies in the C-tile slots (SharedStorage)
+constexpr int kSplitStages = 4;   // ... of the split-K kernel, at most: its fourth in the C-tile slots (SharedStorage)
 constexpr int kSlots = 2;  // C-tile slots: a unit's two tiles, drained by the epilogue during the next unit's main loop
 constexpr int kSlotWords = kTileN / 2;  // a slot row: 128 bf16 of C, later the 64 fp32 y of the tile
 constexpr int kMaxSplit = 8;    // CTAs splitting K of one unit (a portable cluster size)
