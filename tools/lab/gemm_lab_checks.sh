@@ -2,7 +2,7 @@
 # The kernel lab's correctness sweep for one lab binary ($1, in build-lab/): every gate pairing, both gate orders,
 # rowwise groups 32/64/128, columnwise, split K 2, 3, 5, 6 and 8 (several units, a tile past m, short slices),
 # MoE cut points, rowwise-only runs (the lean epilogue); each run checks C against the fp64 reference and the
-# quantized bytes against the host quantization of the kernel's own C. 19 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
+# quantized bytes against the host quantization of the kernel's own C. 20 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
 v=build-lab/$1; L="timeout ${LAB_TIMEOUT:-20}"
 r() {  # LAB_STOP=1: stop at the first line without PASS (exit 1)
@@ -26,6 +26,7 @@ r env LAB_SPLIT=2 $v 512 1024 2048 1 1 split 1  # four units of two CTAs
 r env LAB_SPLIT=3 $v 300 1024 2048 1 1 bi32 1  # block pairing; the last unit's tile past m
 r env LAB_SPLIT=8 $v 200 1024 2048 1 1 split 1  # two K blocks a CTA: fewer than the stages
 r env LAB_SPLIT=6 $v 128 1024 7168 1 1 split 1  # K of the benchmark, split 6: the stage ring wraps
+r env LAB_SPLIT=2 $v 128 1024 7168 1 1 inter 1  # ... split 2: 28 K blocks a CTA, four stages
 r env LAB_SMALL=1 $v 1000 1024 1024 3 1 split 0  # rowwise only, fast-range data: the lean epilogue (again without C)
 r env LAB_SMALL=1 LAB_GROUP=64 $v 2000 768 1024 1 1 bi32 0  # ... one group, 64-wide groups
 r env LAB_SMALL=1 LAB_SPLIT=2 $v 256 1024 2048 1 1 inter 0  # ... split K
