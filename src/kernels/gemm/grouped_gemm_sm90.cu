@@ -753,7 +753,7 @@ __device__ __forceinline__ void split_k_sum_tile(uint32_t scratch_at, int rows_l
         float4 v[kBatch][kSplit];
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-            // an item past the rows loads row rows_lo's again (in bounds; not stored)
+            // a place in the batch past the thread's items loads the batch's first again (in bounds; not stored)
             const int item = first + b * kConsumerThreads < items ? first + b * kConsumerThreads : first;
             int r, w;
             at(item, r, w);
