@@ -63,7 +63,6 @@ constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
 constexpr int kFinishWarps = 11;        // warps 1-11 (epilogue and consumers) finish a CTA's last unit (split K: its one)
 constexpr int kFinishRowsBarrier = 3;   // ... and meet at this named barrier before the columnwise blocks
 constexpr int kIssueOrderBarrier = 4;   // consumers, per K block and C tile: warpgroup 1 issues its MMAs after warpgroup 0
-constexpr uint32_t kStageBytes = kTileM * kTileK + 2 * kTileN * kTileK;  // A, and B of both C tiles
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
 // B tile was loaded: two 64-row boxes (the "first" and "second" columns of 64 outputs), or one 128-row run.
@@ -78,6 +77,7 @@ struct StageTiles {
     uint8_t a[kTileM * kTileK];
     uint8_t b[2][kTileN * kTileK];  // C tile t's B: its first and second 64-row boxes
 };
+constexpr uint32_t kStageBytes = sizeof(StageTiles);  // what a stage's TMA loads bring
 // Stage i's tiles sit at tiles + i * sizeof(StageTiles), the split-K kernel's fourth stage in the slots' bytes:
 // under split K a cluster has one unit, whose slots are written only once its K loop is done, and a long enough
 // slice of K, read from HBM, runs faster with more bytes in flight than three stages hold (Params::split_stages).
@@ -514,9 +514,9 @@ __device__ __noinline__ float gated_exact(float g, float u, SwigluParams sw) {
 
 // The two rows r0, r1 of a unit (r1 written only if write_r1) by one warp, as epilogue_rows<P, 2> writes them,
 // for the common case the host marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding)
-// and activation A (SiLU or SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the rare value off it is redone
-// by gated_exact after one warp vote), the scale's quotient amax / qmax and the codes' quotients by the
-// three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for every lane is decided
+// and activation A (SiLU or SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the
+// rare value off it is redone by gated_exact after one warp vote), the scale's quotient amax / qmax and the
+// codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for every lane is decided
 // by a second vote before anything is written; false (nothing written) sends the pair down epilogue_rows. Why:
 // epilogue_rows decides per value and per row, and its small basic blocks leave the epilogue warps latency-bound
 // (docs/perf.md, session 26).
@@ -745,7 +745,9 @@ __device__ __forceinline__ void split_k_sum_tile(uint32_t scratch_at, int rows_l
     uint32_t base[kSplit];
 #pragma unroll
     for (int c = 0; c < kSplit; ++c) base[c] = cluster_address(scratch_at, uint32_t(c));
-    auto at = [&](int item, int& r, int& w) {  // item's row and its word pair w, w + 1 (adjacent: even w)
+    // Item's row and its word pair w, w + 1 (adjacent: even w); computed again for the store rather than kept
+    // for the batch, whose addresses in registers made ptxas spill (session 26's batched form).
+    auto at = [&](int item, int& r, int& w) {
         r = rows_lo + item / kPairs;
         w = slot_word(r, 2 * (item % kPairs));
     };
@@ -1002,7 +1004,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                       cluster_address(smem_addr(&s.empty[0]), p.cluster > 1 ? 1 : rank)};
         const uint64_t desc_a0 = smem_descriptor_sw128(s.tiles[0].a + half * 64 * kTileK);
         const uint64_t desc_b0 = smem_descriptor_sw128(s.tiles[0].b[0]);
-        constexpr uint32_t kStep = sizeof(StageTiles) >> 4, kStepTileB = sizeof(StageTiles::b[0]) >> 4;  // descriptors count 16 bytes
+        constexpr uint32_t kStep = kStageBytes >> 4, kStepTileB = sizeof(StageTiles::b[0]) >> 4;  // in 16 bytes
         const int k_blocks = int(kb_hi - kb_lo);
         auto release_stage = [&] {
             if (lane == 0) {
