@@ -61,6 +61,7 @@ static void print_trace() {
     std::vector<unsigned long long> t(size_t(ctas) * lt::kStride);
     CK(cudaMemcpy(t.data(), d, t.size() * 8, cudaMemcpyDeviceToHost));
     double sum[lt::kUnits][8] = {}, n[lt::kUnits] = {}, span = 0, mhz = 0, tail = 0, kl = 0, acq = 0, stash = 0, ew = 0, er = 0;
+    double waits[lt::kWaits] = {};  // us per CTA, lab_trace.h's counters
     int nc = 0;
     unsigned long long first_start = ~0ull, last_start = 0, last_end = 0;  // global ns: the grid's ramp and span
     for (int c = 0; c < ctas; ++c) {
@@ -73,6 +74,7 @@ static void print_trace() {
         const double f = double(c1 - c0) / double(r[lt::kEndNs] - r[lt::kStartNs]);  // cycles per ns
         auto us = [&](unsigned long long a, unsigned long long b) { return a && b > a ? double(b - a) / f * 1e-3 : 0.0; };
         ++nc; mhz += f * 1e3; span += us(c0, c1);
+        for (int w = 0; w < lt::kWaits; ++w) waits[w] += double(r[lt::kWait + w]) / f * 1e-3;
         unsigned long long last_stash = 0;
         for (int j = 0; j < lt::kUnits; ++j) {
             const unsigned long long* cu = r + lt::unit_slot(lt::kConsumer, j, 0);
@@ -91,6 +93,12 @@ static void print_trace() {
     std::printf("trace: %d CTAs, SM clock %.0f MHz, CTA span %.1f us; per CTA: K loops %.1f, slot waits %.1f, stash %.1f, "
                 "epilogue waits %.1f, epilogue rows %.1f, tail after the last stash %.1f us\n",
                 nc, mhz / nc, span / nc, kl / nc, acq / nc, stash / nc, ew / nc, er / nc, tail / nc);
+    if (std::any_of(waits, waits + lt::kWaits, [](double w) { return w > 0; }))  // a -DFQ_LAB_TRACE_WAITS build
+        std::printf("trace: waits per CTA, us: producer for empty stages %.1f; consumer warpgroups 0 / 1 for full stages %.1f / "
+                    "%.1f, at the issue-order barrier %.1f / %.1f, for their MMAs %.1f / %.1f\n",
+                    waits[lt::kProducerEmpty] / nc, waits[lt::kConsumerFull] / nc, waits[lt::kConsumerFull + 1] / nc,
+                    waits[lt::kConsumerOrder] / nc, waits[lt::kConsumerOrder + 1] / nc, waits[lt::kConsumerMma] / nc,
+                    waits[lt::kConsumerMma + 1] / nc);
     std::printf("trace: grid span %.1f us (first CTA start to last end), last CTA started %.1f us after the first\n",
                 (last_end - first_start) * 1e-3, (last_start - first_start) * 1e-3);
     std::printf("trace  j  CTAs | K loop  slot wait  stash  gap | epi wait  epi rows  epi cols | K loop end at\n");

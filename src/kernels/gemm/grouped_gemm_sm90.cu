@@ -93,6 +93,9 @@ struct SharedStorage {
     uint64_t slot_full[kSlots], slot_empty[kSlots];
     uint64_t split_ready;                       // split K: the C tiles' partial sums written, cluster-wide;
     uint64_t split_y;                           // every row's y in its CTA's slots (columnwise outputs)
+#ifdef FQ_LAB_TRACE_WAITS
+    uint32_t lab_wait[lab_trace::kWaits];       // lab: clocks spent in the waits lab_trace.h names
+#endif
 };
 // The 128-byte swizzle repeats every 1024 bytes of shared address, so the tiles start on such a boundary: the
 // dynamic shared memory is declared 1024-aligned (the kernel has no static shared memory, so nothing precedes it).
@@ -185,6 +188,18 @@ __device__ __forceinline__ unsigned long long lab_ns() {
 #define FQ_TRACE(warp, slot) ((void)0)
 #define FQ_TRACE_NS(warp, slot) ((void)0)
 #define FQ_TRACE_UNIT(warp, filled, event) ((void)0)
+#endif
+// Lab: clocks spent in one wait, added to the CTA's counter `which` by the thread that passes `who`
+// (-DFQ_LAB_TRACE_WAITS, on top of FQ_LAB_TRACE: the clock reads and shared atomics slow the main loop ~20%).
+#ifdef FQ_LAB_TRACE_WAITS
+#define FQ_WAIT_TIMED(who, which, ...)                                                                              \
+    do {                                                                                                           \
+        const uint32_t lab_t0 = uint32_t(clock());                                                                 \
+        __VA_ARGS__;                                                                                               \
+        if (who) atomicAdd(&s.lab_wait[which], uint32_t(clock()) - lab_t0);                                        \
+    } while (0)
+#else
+#define FQ_WAIT_TIMED(who, which, ...) __VA_ARGS__
 #endif
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
@@ -877,6 +892,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         mbar_init(&s.split_ready, ctas * kConsumerThreads / 32);  // one arrival per consumer warp of the cluster
         mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
+#ifdef FQ_LAB_TRACE_WAITS
+        for (int i = 0; i < lab_trace::kWaits; ++i) s.lab_wait[i] = 0;
+#endif
         fence_barrier_init();
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
@@ -934,7 +952,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         (g * p.n_blocks + (b_box ? rows[b_tile].second : rows[b_tile].first) / kTileK) * p.k_blocks;
                     const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][b_tile][b_box]);
                     for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
-                        mbar_wait(&s.empty[stage], phase ^ 1);
+                        FQ_WAIT_TIMED(lane == 0, lab_trace::kProducerEmpty, mbar_wait(&s.empty[stage], phase ^ 1));
 #ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
                         if (lab_loads++ >= stages) {
                             mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
@@ -1042,7 +1060,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int i = 0; i < 64; ++i) total[0][i] = total[1][i] = 0.0f;
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
-                    mbar_wait(full0 + 8 * stage, phase);
+                    FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerFull + half, mbar_wait(full0 + 8 * stage, phase));
                     // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not wait
                     // for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody owns
                     // were not copied: their scale is 0.
@@ -1064,10 +1082,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                             wgmma_commit();
                         };
                         if (half == 0) issue();
-                        named_barrier<kIssueOrderBarrier, kConsumerThreads>();
+                        FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerOrder + half,
+                                      named_barrier<kIssueOrderBarrier, kConsumerThreads>());
                         if (half == 1) issue();
                         const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
-                        wgmma_wait<0>();
+                        FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerMma + half, wgmma_wait<0>());
                         fence_operands(acc);
                         if (t == tiles - 1) release_stage();  // every MMA reading the stage is done
                         // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
@@ -1169,6 +1188,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     FQ_TRACE(1, lab_trace::kEndClock);
     FQ_TRACE_NS(1, lab_trace::kEndNs);
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
+#ifdef FQ_LAB_TRACE_WAITS
+    if (ctas == 1) __syncthreads();
+    if (p.trace && threadIdx.x < lab_trace::kWaits)
+        p.trace[blockIdx.x * lab_trace::kStride + lab_trace::kWait + threadIdx.x] = s.lab_wait[threadIdx.x];
+#endif
 #endif
 }
 
