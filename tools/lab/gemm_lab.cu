@@ -95,10 +95,9 @@ static void print_trace() {
                 nc, mhz / nc, span / nc, kl / nc, acq / nc, stash / nc, ew / nc, er / nc, tail / nc);
     if (std::any_of(waits, waits + lt::kWaits, [](double w) { return w > 0; }))  // a -DFQ_LAB_TRACE_WAITS build
         std::printf("trace: waits per CTA, us: producer for empty stages %.1f; consumer warpgroups 0 / 1 for full stages %.1f / "
-                    "%.1f, at the issue-order barrier %.1f / %.1f, for their MMAs %.1f / %.1f\n",
+                    "%.1f, for their MMAs %.1f / %.1f\n",
                     waits[lt::kProducerEmpty] / nc, waits[lt::kConsumerFull] / nc, waits[lt::kConsumerFull + 1] / nc,
-                    waits[lt::kConsumerOrder] / nc, waits[lt::kConsumerOrder + 1] / nc, waits[lt::kConsumerMma] / nc,
-                    waits[lt::kConsumerMma + 1] / nc);
+                    waits[lt::kConsumerMma] / nc, waits[lt::kConsumerMma + 1] / nc);
     std::printf("trace: grid span %.1f us (first CTA start to last end), last CTA started %.1f us after the first\n",
                 (last_end - first_start) * 1e-3, (last_start - first_start) * 1e-3);
     std::printf("trace  j  CTAs | K loop  slot wait  stash  gap | epi wait  epi rows  epi cols | K loop end at\n");

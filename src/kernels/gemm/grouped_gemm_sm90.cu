@@ -62,7 +62,6 @@ constexpr int kEpilogueBarrier = 1;     // named barrier of the epilogue warps (
 constexpr int kConsumerBarrier = 2;     // ... of the consumer warpgroups
 constexpr int kFinishWarps = 11;        // warps 1-11 (epilogue and consumers) finish a CTA's last unit (split K: its one)
 constexpr int kFinishRowsBarrier = 3;   // ... and meet at this named barrier before the columnwise blocks
-constexpr int kIssueOrderBarrier = 4;   // consumers, per K block and C tile: warpgroup 1 issues its MMAs after warpgroup 0
 
 // Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
 // B tile was loaded: two 64-row boxes (the "first" and "second" columns of 64 outputs), or one 128-row run.
@@ -1004,8 +1003,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         // ---- consumers ------------------------------------------------------------------------------------------
         regs_acquire<kConsumerRegs>();
         const int ctid = threadIdx.x - 128;             // 0..255
-        // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (the MMAs are
-        // issued under a branch on it, and a branch it took for divergent would make it serialize them).
+        // Rows 64 * half .. 64 * half + 63 of the tile; broadcast, so ptxas knows it is warp-uniform (the A descriptor
+        // derived from it is then a uniform value, as wgmma wants it).
         const int half = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);
         const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
         const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
@@ -1069,22 +1068,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                     for (int t = 0; t < 2; ++t) {
                         if (t == tiles) break;
-                        // Warpgroup 1 issues its MMAs after warpgroup 0's: both meet at one barrier per tile and
-                        // block, 0 after issuing, 1 before. So the tensor cores finish 0's first and 0 promotes
-                        // while 1's run, rather than both finishing, and promoting, together (docs/perf.md,
-                        // session 21).
-                        auto issue = [&] {
-                            wgmma_fence();
-                            fence_operands(acc);
+                        // The two warpgroups issue independently. A barrier putting warpgroup 1's MMAs after 0's, tile
+                        // by tile, paid while a unit was one tile (docs/perf.md, session 21); with two tiles a block
+                        // it cost 2% (session 28).
+                        wgmma_fence();
+                        fence_operands(acc);
 #pragma unroll
-                            for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
-                                wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * kStepTileB + 2 * kk, kk > 0);
-                            wgmma_commit();
-                        };
-                        if (half == 0) issue();
-                        FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerOrder + half,
-                                      named_barrier<kIssueOrderBarrier, kConsumerThreads>());
-                        if (half == 1) issue();
+                        for (int kk = 0; kk < kTileK / 32; ++kk)  // +32 bytes of K = +2 in the descriptor's address
+                            wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * kStepTileB + 2 * kk, kk > 0);
+                        wgmma_commit();
                         const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
                         FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerMma + half, wgmma_wait<0>());
                         fence_operands(acc);

@@ -15,9 +15,8 @@ constexpr int kConsumer = 8, kEpilogue = 256;
 constexpr int unit_slot(int role, int unit, int event) { return role + 4 * unit + event; }
 // Per CTA, clocks spent in the pipeline's waits, summed over the CTA's units (kWait + counter): the producer's
 // lane 0 waiting for an empty stage; lane 0 of each consumer warpgroup's first warp (+ 0 / 1 for warpgroup 0 / 1)
-// waiting for a full stage, at the issue-order barrier, and for its own MMAs (wgmma.wait_group, which includes
-// the time they run).
-constexpr int kWait = 500, kWaits = 7;
-constexpr int kProducerEmpty = 0, kConsumerFull = 1, kConsumerOrder = 3, kConsumerMma = 5;
+// waiting for a full stage and for its own MMAs (wgmma.wait_group, which includes the time they run).
+constexpr int kWait = 500, kWaits = 5;
+constexpr int kProducerEmpty = 0, kConsumerFull = 1, kConsumerMma = 3;
 
 }  // namespace fq::lab_trace
