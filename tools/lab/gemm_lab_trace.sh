@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The per-CTA timeline of lab binaries built with -DFQ_LAB_TRACE (tools/lab/gemm_lab.sh): for each binary and
 # shape, the fused call (quantized output, no C; LAB_SMALL data, checks skipped), 20 timed launches, then the
-# last launch's trace averaged over CTAs per unit (gemm_lab.cu, print_trace). Output under $OUT/trace.txt.
+# last launch's trace averaged over CTAs per unit (gemm_lab.cu, print_trace). Output under $OUT/trace.txt. A build
+# with -DFQ_LAB_TRACE_WAITS as well also prints the time each CTA spends in the pipeline's waits (lab_trace.h).
 #   tools/lab/gemm_lab_trace.sh "gemm_lab_trace ..." ["M N K E" ...]
 set -uo pipefail
 bins=${1:-gemm_lab_trace}

@@ -40,6 +40,8 @@
 #include "sm90.cuh"
 #ifdef FQ_LAB_TRACE
 #include "lab_trace.h"
+#elif defined(FQ_LAB_TRACE_WAITS)
+#error "FQ_LAB_TRACE_WAITS adds to the trace of FQ_LAB_TRACE: define both"
 #endif
 
 namespace fq {
