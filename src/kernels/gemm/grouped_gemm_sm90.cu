@@ -94,9 +94,6 @@ struct SharedStorage {
     uint64_t slot_full[kSlots], slot_empty[kSlots];
     uint64_t split_ready;                       // split K: the C tiles' partial sums written, cluster-wide;
     uint64_t split_y;                           // every row's y in its CTA's slots (columnwise outputs)
-#ifdef FQ_LAB_TRACE_WAITS
-    uint32_t lab_wait[lab_trace::kWaits];       // lab: clocks spent in the waits lab_trace.h names
-#endif
 };
 // The 128-byte swizzle repeats every 1024 bytes of shared address, so the tiles start on such a boundary: the
 // dynamic shared memory is declared 1024-aligned (the kernel has no static shared memory, so nothing precedes it).
@@ -106,7 +103,7 @@ static_assert(offsetof(SharedStorage, split_last_stage) == kStages * sizeof(Stag
               "split K's stages are contiguous");
 // Stage i's tiles (i < kSplitStages under split K, else < kStages).
 __device__ __forceinline__ StageTiles& stage_tiles(SharedStorage& s, int i) {
-    return *reinterpret_cast<StageTiles*>(reinterpret_cast<uint8_t*>(&s) + i * sizeof(StageTiles));
+    return *reinterpret_cast<StageTiles*>(reinterpret_cast<uint8_t*>(s.tiles) + i * sizeof(StageTiles));
 }
 
 // Rows of a slot are 64 words, so a warp's eight rows of one column would share a bank: words are permuted
@@ -190,14 +187,16 @@ __device__ __forceinline__ unsigned long long lab_ns() {
 #define FQ_TRACE_NS(warp, slot) ((void)0)
 #define FQ_TRACE_UNIT(warp, filled, event) ((void)0)
 #endif
-// Lab: clocks spent in one wait, added to the CTA's counter `which` by the thread that passes `who`
-// (-DFQ_LAB_TRACE_WAITS, on top of FQ_LAB_TRACE: the clock reads and shared atomics slow the main loop ~20%).
+// Lab: clocks spent in one wait, added to the CTA's trace counter `which` (lab_trace::kWait + which) by the thread
+// that passes `who` (-DFQ_LAB_TRACE_WAITS, on top of FQ_LAB_TRACE: the clock reads and atomics slow the main loop).
 #ifdef FQ_LAB_TRACE_WAITS
 #define FQ_WAIT_TIMED(who, which, ...)                                                                              \
     do {                                                                                                           \
-        const uint32_t lab_t0 = uint32_t(clock());                                                                 \
+        const long long lab_t0 = clock64();                                                                        \
         __VA_ARGS__;                                                                                               \
-        if (who) atomicAdd(&s.lab_wait[which], uint32_t(clock()) - lab_t0);                                        \
+        if (p.trace && (who))                                                                                      \
+            atomicAdd(&p.trace[blockIdx.x * lab_trace::kStride + lab_trace::kWait + (which)],                     \
+                      (unsigned long long)(clock64() - lab_t0));                                                   \
     } while (0)
 #else
 #define FQ_WAIT_TIMED(who, which, ...) __VA_ARGS__
@@ -738,9 +737,19 @@ __device__ __forceinline__ void wait_cluster_wide(uint64_t* bar) {
     sm90::fence_cluster();
 }
 
-// Split K: CTA r of a cluster of `split` finishes unit rows [split_rows_lo(r), split_rows_lo(r + 1)); row r's CTA.
-__device__ __forceinline__ int split_rows_lo(int rank, int split) { return rank * kTileM / split; }
-__device__ __forceinline__ uint32_t split_owner(int row, int split) { return uint32_t((row * split + split - 1) / kTileM); }
+// Split K: CTA r of a cluster of `split` finishes unit rows [split_rows_lo(r), split_rows_lo(r + 1)); split_owner
+// is the inverse (row r's CTA) in closed form, checked against it below for every split and row.
+__host__ __device__ constexpr int split_rows_lo(int rank, int split) { return rank * kTileM / split; }
+__host__ __device__ constexpr uint32_t split_owner(int row, int split) { return uint32_t((row * split + split - 1) / kTileM); }
+constexpr bool split_owner_inverts_rows_lo() {
+    for (int split = 2; split <= kMaxSplit; ++split)
+        for (int r = 0; r < kTileM; ++r) {
+            const int c = int(split_owner(r, split));
+            if (c >= split || r < split_rows_lo(c, split) || r >= split_rows_lo(c + 1, split)) return false;
+        }
+    return true;
+}
+static_assert(split_owner_inverts_rows_lo(), "split_owner(r) is the CTA whose rows hold r");
 
 static_assert(sizeof(SharedStorage::tiles) >= 2 * kTileM * kTileN * sizeof(float),
               "split K: the stage buffers before the slots hold both C tiles' fp32 partial sums");
@@ -893,9 +902,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         mbar_init(&s.split_ready, ctas * kConsumerThreads / 32);  // one arrival per consumer warp of the cluster
         mbar_init(&s.split_y, ctas * kEpilogueThreads / 32);  // one arrival per epilogue warp of the cluster
-#ifdef FQ_LAB_TRACE_WAITS
-        for (int i = 0; i < lab_trace::kWaits; ++i) s.lab_wait[i] = 0;
-#endif
         fence_barrier_init();
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
@@ -1182,11 +1188,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     FQ_TRACE(1, lab_trace::kEndClock);
     FQ_TRACE_NS(1, lab_trace::kEndNs);
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
-#ifdef FQ_LAB_TRACE_WAITS
-    if (ctas == 1) __syncthreads();
-    if (p.trace && threadIdx.x < lab_trace::kWaits)
-        p.trace[blockIdx.x * lab_trace::kStride + lab_trace::kWait + threadIdx.x] = s.lab_wait[threadIdx.x];
-#endif
 #endif
 }
 
