@@ -1,31 +1,62 @@
 #!/usr/bin/env bash
-# One device call for kernel candidates built ahead (tools/lab/gemm_lab.sh with LAB_FLAGS, carried in build-lab/):
-#  1. each candidate's 14 bit-exact lab checks (one that fails or hangs a check stops there and is not timed);
-#  2. the A/B timings of the base and the passing candidates (gemm_lab_profile.sh's shapes, no Nsight Compute);
-#  3. what the base's fused call is made of (gemm_lab_modes.sh), with SiLU and with the identity activation (the
-#     epilogue's arithmetic nearly gone), and the SM clock and power per mode (gemm_lab_clocks.sh).
-# Results under $OUT (checks.txt, ab.txt, modes.txt). All of it takes ~8 minutes for four candidates; LAB_PARTS
-# ("checks ab modes" by default) runs fewer (ab times the candidates named, checked or not).
-#   tools/lab/gemm_lab_candidates.sh gemm_lab_base "gemm_lab_x gemm_lab_y"
+# One device call for kernel candidates built ahead (tools/lab/gemm_lab.sh with LAB_FLAGS or a patch applied,
+# carried in build-lab/), measured as sessions 28-29 measured each candidate:
+#  1. checks: each candidate's bit-exact lab checks (gemm_lab_checks.sh) with SiLU and with SwiGLU-OAI, then the
+#     lab synccheck of a columnwise run and of a rowwise-only one (the lean epilogue); a candidate that fails or
+#     hangs any of them stops there and is not timed;
+#  2. ab: the base and the passing candidates as fq_bench_gemm measures (gemm_lab_ab.sh: its data, an L2 flush,
+#     the fused call, median of 20, the binaries alternating; LAB_ROUNDS rounds, default 2);
+#  3. modes (only when LAB_PARTS names it): what the base's fused call is made of on the benchmark's data
+#     (gemm_lab_modes.sh) for each dense shape, and the SM clock and power per mode at dense 16384.
+# Results under $OUT: checks-<bin>-<act>.txt, synccheck-<bin>-<run>.txt, ab.txt, modes.txt. LAB_PARTS ("checks
+# ab" by default) runs fewer (ab alone times every candidate named, checked or not).
+#   tools/lab/gemm_lab_candidates.sh gemm_lab_base "gemm_lab_x gemm_lab_y" ["M N K E" ...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-base=$1
-parts=${LAB_PARTS:-checks ab modes}
-passing=" $2"
-[[ $parts == *checks* ]] && passing=""
-for b in $2; do
-  [[ $parts == *checks* ]] || break
-  if LAB_STOP=1 LAB_TIMEOUT=10 tools/lab/gemm_lab_checks.sh "$b" >>"$OUT/checks.txt"; then passing="$passing $b"
-  else echo "$b: a check failed or hung; not timed" | tee -a "$OUT/checks.txt"; fi
+command -v compute-sanitizer >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+base=$1 candidates=$2
+shift 2
+shapes=("$@")
+[[ ${#shapes[@]} -gt 0 ]] || shapes=("2048 4096 7168 1" "4096 4096 7168 1" "8192 4096 7168 1" "16384 4096 7168 1"
+                                     "4096 4096 7168 8" "512 4096 7168 1" "128 4096 7168 1")
+parts=${LAB_PARTS:-checks ab}
+
+# A candidate's checks and synccheck runs, stopping at the first that fails; true if all pass.
+check() {
+  local b=$1 act run log
+  for act in silu swiglu; do
+    log=$OUT/checks-$b-$act.txt
+    LAB_ACT=$act LAB_STOP=1 LAB_TIMEOUT=30 tools/lab/gemm_lab_checks.sh "$b" >"$log" 2>&1
+    local rc=$?
+    echo "$b, $act: $(grep -c PASS "$log") PASS of $(wc -l <"$log") lines"
+    ((rc == 0)) || return 1
+  done
+  for run in columnwise lean; do  # gemm_lab M N K E reps gate columnwise; LAB_SMALL keeps the lean path's range
+    log=$OUT/synccheck-$b-$run.txt
+    if [[ $run == columnwise ]]; then
+      LAB_SKIP_CHECK=1 timeout 300 compute-sanitizer --tool synccheck "build-lab/$b" 2000 1024 1024 3 0 split 1 >"$log" 2>&1
+    else  # checks on: the run with C, then again without it (the lean path)
+      LAB_SMALL=1 timeout 300 compute-sanitizer --tool synccheck "build-lab/$b" 2000 1024 1024 3 0 split 0 >"$log" 2>&1
+    fi
+    echo "$b synccheck, $run: $(grep -E 'ERROR SUMMARY' "$log")"
+    grep -q "ERROR SUMMARY: 0 errors" "$log" || return 1
+  done
+}
+
+timed=$base
+for b in $candidates; do
+  if [[ $parts != *checks* ]] || check "$b"; then timed="$timed $b"; else echo "$b: not timed"; fi
 done
-[[ $parts == *checks* ]] && echo "$(grep -c PASS "$OUT/checks.txt") PASS lines; timed: $base$passing"
 if [[ $parts == *ab* ]]; then
-  LAB_TIMEOUT=20 tools/lab/gemm_lab_profile.sh "$base$passing" none >/dev/null 2>&1
-  cp /tmp/o/ab.txt "$OUT/ab.txt" 2>/dev/null
+  LAB_ROUNDS=${LAB_ROUNDS:-2} tools/lab/gemm_lab_ab.sh "$timed" "${shapes[@]}" >"$OUT/ab.txt" 2>&1
+  # one line per launch: "round r, M N K E, bin: [S=split] median us"
+  sed 's/split K over \([0-9]\) \(split K over [0-9] \)*/S=\1 /' "$OUT/ab.txt" | sed -E 's/: (S=[0-9] )?median ([0-9.]+) us.*/: \1\2/'
 fi
-[[ $parts == *modes* ]] && {
-  tools/lab/gemm_lab_modes.sh "$base"
-  LAB_ACT=identity tools/lab/gemm_lab_modes.sh "$base" | sed 's/^/identity: /'
-  tools/lab/gemm_lab_clocks.sh "$base"
-} 2>&1 | tee "$OUT/modes.txt"
-[[ -f $OUT/ab.txt ]] && cat "$OUT/ab.txt"
+if [[ $parts == *modes* ]]; then
+  {
+    for shape in "${shapes[@]}"; do  # dense shapes (E = 1)
+      [[ $shape == *" 1" ]] && LAB_BENCH_DATA=1 LAB_FLUSH=1 tools/lab/gemm_lab_modes.sh "$base" "$shape"
+    done
+    LAB_BENCH_DATA=1 tools/lab/gemm_lab_clocks.sh "$base" "16384 4096 7168 1"
+  } 2>&1 | tee "$OUT/modes.txt"
+fi
