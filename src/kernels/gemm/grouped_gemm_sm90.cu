@@ -531,10 +531,10 @@ __device__ __noinline__ float gated_exact(float g, float u, SwigluParams sw) {
 // for the common case the host marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding)
 // and activation A (SiLU or SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the
 // rare value off it is redone by gated_exact after one warp vote), the scale's quotient amax / qmax and the
-// codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for every lane is decided
-// by a second vote before anything is written; false (nothing written) sends the pair down epilogue_rows. Why:
-// epilogue_rows decides per value and per row, and its small basic blocks leave the epilogue warps latency-bound
-// (docs/perf.md, session 26).
+// codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for
+// every lane is decided by a second vote before anything is written; false (nothing written) sends the pair down
+// epilogue_rows. Why: epilogue_rows decides per value and per row, and its small basic blocks leave the epilogue
+// warps latency-bound (docs/perf.md, session 26).
 template <Pairing P, Act A>
 __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uint32_t* tile0, uint32_t* tile1, int r0, int r1,
                                           bool write_r1, float prob0, float prob1, int lane, float ub, const cuda::Divisor& dq) {
