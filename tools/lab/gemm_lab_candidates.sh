@@ -11,8 +11,9 @@
 # Results under $OUT: checks-<bin>-<act>.txt, synccheck-<bin>-<run>.txt, ab.txt, modes.txt. LAB_PARTS ("checks
 # ab" by default) runs fewer (ab alone times every candidate named, checked or not).
 #   tools/lab/gemm_lab_candidates.sh gemm_lab_base "gemm_lab_x gemm_lab_y" ["M N K E" ...]
+# (Candidates are binaries; a binary's run-time options, "gemm_lab_x:LAB_SPLIT=3", are for gemm_lab_ab.sh alone.)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 command -v compute-sanitizer >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 base=$1 candidates=$2
 shift 2
@@ -50,7 +51,7 @@ done
 if [[ $parts == *ab* ]]; then
   LAB_ROUNDS=${LAB_ROUNDS:-2} tools/lab/gemm_lab_ab.sh "$timed" "${shapes[@]}" >"$OUT/ab.txt" 2>&1
   # one line per launch: "round r, M N K E, bin: [S=split] median us"
-  sed 's/split K over \([0-9]\) \(split K over [0-9] \)*/S=\1 /' "$OUT/ab.txt" | sed -E 's/: (S=[0-9] )?median ([0-9.]+) us.*/: \1\2/'
+  sed -E 's/split K over ([0-9]+) /S=\1 /; s/: (S=[0-9]+ )?median ([0-9.]+) us.*/: \1\2/' "$OUT/ab.txt"
 fi
 if [[ $parts == *modes* ]]; then
   {
