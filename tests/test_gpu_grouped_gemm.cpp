@@ -1036,6 +1036,52 @@ TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a
             " D values, ", st.out_bytes, " quantized bytes");
 }
 
+TEST_CASE("row pairs (split K's GEMMs with rowwise fp8 codes alone, SiLU or SwiGLU-OAI): the codes and scales of "
+          "quantize(C of the C-only run), every pairing, group width and scale layout") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(73);
+    struct Shape {
+        int64_t m, n, k;
+        bool offsets;
+    };
+    // Split K of two (the row-pair kernel's domain): the benchmark's dense 512; K of 4-5 blocks, where no split
+    // exceeds two whatever the SM count. M under one pair, with a last pair of 2 rows, not a multiple of 64; H
+    // with a dead last tile (640 / 2 = 320 outputs); a partial last K block.
+    const Shape shapes[] = {{512, 4096, 7168, false}, {300, 1024, 512, false}, {130, 512, 640, true},
+                            {77, 640, 640, true},     {1, 256, 512, false},    {200, 768, 592, false}};
+    Stats st;
+    for (const Shape& sh : shapes) {
+        Problem p = sized_problem(rng, {sh.m}, sh.n, sh.k);
+        p.has_offsets = sh.offsets;
+        p.has_alpha = true;
+        fill_data(rng, p);
+        compute_reference(p, all_owned_rows(p));
+        CAPTURE(p.describe());
+        const DeviceProblem dp(p);
+        GpuOutputs base(p, Variant::c_only());
+        REQUIRE_MESSAGE(call_gemm(gpu.h, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
+                        last_gemm_message);
+        CUDA_OK(cudaDeviceSynchronize());
+        const std::vector<uint16_t> base_c = as_u16(base.c->download("C (C-only run)"));
+        for (int i = 0; i < 6; ++i) {
+            Variant v = random_variant(rng, p);
+            v.act = i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU;
+            v.rounding = FQ_ROUNDING_FP32;
+            v.out = rng() % 2 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_FP8_E5M2;
+            v.quantize = true;
+            v.outputs = FQ_OUTPUT_ROWWISE;
+            v.c = v.d = false;
+            v.gate = int32_t(1 + i % 3);  // split, interleaved, block
+            v.block = v.gate == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED && i >= 3 && sh.n / 2 % 64 == 0 ? 64 : 32;
+            v.group = int32_t(32 << (i / 2 % 3));
+            while (sh.n / 2 % v.group != 0) v.group /= 2;
+            run_and_check(gpu.h, p, dp, v, &base_c, st);
+        }
+    }
+    MESSAGE("row pairs: ", st.runs, " runs, ", st.out_bytes, " quantized bytes, ", st.scale_bytes, " scale bytes");
+}
+
 // ---- (d) Graph replay -------------------------------------------------------------------------------------------
 
 TEST_CASE("a captured fqGroupedGemm replays with new offsets, counts, A, A scales and probabilities at the same "

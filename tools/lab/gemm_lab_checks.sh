@@ -2,7 +2,8 @@
 # The kernel lab's correctness sweep for one lab binary ($1, in build-lab/): every gate pairing, both gate orders,
 # rowwise groups 32/64/128, columnwise, split K 2, 3, 5, 6 and 8 (several units, a tile past m, short slices),
 # MoE cut points, rowwise-only runs (the lean epilogue); each run checks C against the fp64 reference and the
-# quantized bytes against the host quantization of the kernel's own C. 20 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
+# quantized bytes against the host quantization of the kernel's own C; the row-pair kernel (rowwise codes alone
+# under split K). 25 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
 v=build-lab/$1; L="timeout ${LAB_TIMEOUT:-20}"
 r() {  # LAB_STOP=1: stop at the first line without PASS (exit 1)
@@ -30,3 +31,8 @@ r env LAB_SPLIT=2 $v 128 1024 7168 1 1 inter 1  # ... split 2: 28 K blocks a CTA
 r env LAB_SMALL=1 $v 1000 1024 1024 3 1 split 0  # rowwise only, fast-range data: the lean epilogue (again without C)
 r env LAB_SMALL=1 LAB_GROUP=64 $v 2000 768 1024 1 1 bi32 0  # ... one group, 64-wide groups
 r env LAB_SMALL=1 LAB_SPLIT=2 $v 256 1024 2048 1 1 inter 0  # ... split K
+r $v 512 4096 7168 1 1 split 0  # the benchmark's dense 512 without C: row pairs, C as split K over 2
+r env LAB_ROW_PAIR=1 LAB_SPLIT=3 $v 300 1024 2048 1 1 bi32 0  # ... C as split K over 3; the last pair's rows cut
+r env LAB_SPLIT=2 LAB_GROUP=64 LAB_UP_FIRST=1 $v 200 768 1024 1 1 split 0  # ... 64-wide groups, up first
+r env LAB_SPLIT=2 LAB_GROUP=32 $v 100 640 1024 1 1 inter 0  # ... 32-wide groups, a dead last tile (320 outputs)
+r env LAB_ROW_PAIR=1 LAB_SPLIT=6 LAB_SMALL=1 $v 128 1024 7168 1 1 split 0  # ... C as split K over 6
