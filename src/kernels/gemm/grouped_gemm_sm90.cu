@@ -1,7 +1,7 @@
 // Grouped FP8 GEMM with the activation + quantization epilogue fused, for Hopper (sm_90a).
 //
-// Persistent CTAs, in clusters of two, walk work units (small one-group GEMMs take the split-K variant: see
-// the kernel). A unit is 128 rows of A (a tile anchored at a multiple of 128, so columnwise blocks of the
+// Persistent CTAs, in clusters of two, walk work units (small one-group GEMMs take the split-K variant, or with
+// rowwise codes alone and a split of two the row-pair kernel: see each). A unit is 128 rows of A (a tile anchored at a multiple of 128, so columnwise blocks of the
 // stacked rows lie inside it) x 128 output columns (one 1x128 quantization group, i.e. two 128-column C tiles
 // of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
