@@ -368,6 +368,19 @@ Variant random_variant(std::mt19937& rng, const Problem& p) {
     return v;
 }
 
+// The kernel's lean epilogue: rowwise fp8 codes alone (e4m3 or e5m2), `act` (SiLU or SwiGLU-OAI), fp32 rounding;
+// the rest random.
+Variant lean_variant(std::mt19937& rng, const Problem& p, int32_t act) {
+    Variant v = random_variant(rng, p);
+    v.act = act;
+    v.rounding = FQ_ROUNDING_FP32;
+    v.out = rng() % 2 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_FP8_E5M2;
+    v.quantize = true;
+    v.outputs = FQ_OUTPUT_ROWWISE;
+    v.c = v.d = false;
+    return v;
+}
+
 // Pointer attributes are set only when given (NULL: a size query).
 void configure_epilogue(Desc& d, const Variant& v, const float* prob, void* col_out, void* col_scales) {
     d.i32(FQ_QUANT_DESC_ACTIVATION, v.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, v.gate).i32(FQ_QUANT_DESC_GATE_ORDER, v.order)
@@ -756,14 +769,7 @@ TEST_CASE("random grouped GEMMs: C within the tolerance of the fp64 reference, D
         for (int j = 0; j < 3; ++j) variants.push_back(random_variant(rng, p));
         // The kernel's lean epilogue (rowwise fp8 codes alone, SiLU or SwiGLU-OAI, fp32 rounding): every problem,
         // with the rest random, so its values take the fast path or fall back to the general one.
-        Variant lean = random_variant(rng, p);
-        lean.act = i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU;
-        lean.rounding = FQ_ROUNDING_FP32;
-        lean.out = rng() % 2 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_FP8_E5M2;
-        lean.quantize = true;
-        lean.outputs = FQ_OUTPUT_ROWWISE;
-        lean.c = lean.d = false;
-        variants.push_back(lean);
+        variants.push_back(lean_variant(rng, p, i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU));
         for (const Variant& v : variants) {
             run_and_check(gpu.h, p, dp, v, &base_c, st);
             const char* gates[] = {"none", "split", "interleaved", "block"};
@@ -988,6 +994,25 @@ TEST_CASE("aScales and bScales need 4-byte alignment only: one float into their 
     }
 }
 
+// One group of m rows (offsets and alpha given), with its fp64 reference for every row.
+Problem one_group_problem(std::mt19937& rng, int64_t m, int64_t n, int64_t k, bool offsets) {
+    Problem p = sized_problem(rng, {m}, n, k);
+    p.has_offsets = offsets;
+    p.has_alpha = true;
+    fill_data(rng, p);
+    compute_reference(p, all_owned_rows(p));
+    return p;
+}
+
+// C of a C-only run: what every other set of outputs of the same problem must quantize.
+std::vector<uint16_t> c_only_run(fqHandle_t gpu, const Problem& p, const DeviceProblem& dp) {
+    GpuOutputs base(p, Variant::c_only());
+    REQUIRE_MESSAGE(call_gemm(gpu, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
+                    last_gemm_message);
+    CUDA_OK(cudaDeviceSynchronize());
+    return as_u16(base.c->download("C (C-only run)"));
+}
+
 TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a cluster per unit sums K slices "
           "through shared memory): every output checked, C the same whatever the outputs") {
     Handle gpu(FQ_BACKEND_CUDA, 0);
@@ -1008,18 +1033,10 @@ TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a
                             {500, 1024, 1008, true, FQ_GATE_LAYOUT_SPLIT, 32}};  // a partial last K block
     Stats st;
     for (const Shape& sh : shapes) {
-        Problem p = sized_problem(rng, {sh.m}, sh.n, sh.k);
-        p.has_offsets = sh.offsets;
-        p.has_alpha = true;
-        fill_data(rng, p);
-        compute_reference(p, all_owned_rows(p));
+        const Problem p = one_group_problem(rng, sh.m, sh.n, sh.k, sh.offsets);
         CAPTURE(p.describe());
         const DeviceProblem dp(p);
-        GpuOutputs base(p, Variant::c_only());
-        REQUIRE_MESSAGE(call_gemm(gpu.h, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
-                        last_gemm_message);
-        CUDA_OK(cudaDeviceSynchronize());
-        const std::vector<uint16_t> base_c = as_u16(base.c->download("C (C-only run)"));
+        const std::vector<uint16_t> base_c = c_only_run(gpu.h, p, dp);
         for (int32_t outputs : {int32_t(FQ_OUTPUT_ROWWISE), int32_t(FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE)}) {
             Variant v;
             v.gate = sh.gate, v.block = sh.block, v.outputs = outputs, v.col_block = 128;
@@ -1052,26 +1069,12 @@ TEST_CASE("row pairs (split K's GEMMs with rowwise fp8 codes alone, SiLU or SwiG
                             {77, 640, 640, true},     {1, 256, 512, false},    {200, 768, 592, false}};
     Stats st;
     for (const Shape& sh : shapes) {
-        Problem p = sized_problem(rng, {sh.m}, sh.n, sh.k);
-        p.has_offsets = sh.offsets;
-        p.has_alpha = true;
-        fill_data(rng, p);
-        compute_reference(p, all_owned_rows(p));
+        const Problem p = one_group_problem(rng, sh.m, sh.n, sh.k, sh.offsets);
         CAPTURE(p.describe());
         const DeviceProblem dp(p);
-        GpuOutputs base(p, Variant::c_only());
-        REQUIRE_MESSAGE(call_gemm(gpu.h, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
-                        last_gemm_message);
-        CUDA_OK(cudaDeviceSynchronize());
-        const std::vector<uint16_t> base_c = as_u16(base.c->download("C (C-only run)"));
+        const std::vector<uint16_t> base_c = c_only_run(gpu.h, p, dp);
         for (int i = 0; i < 6; ++i) {
-            Variant v = random_variant(rng, p);
-            v.act = i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU;
-            v.rounding = FQ_ROUNDING_FP32;
-            v.out = rng() % 2 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_FP8_E5M2;
-            v.quantize = true;
-            v.outputs = FQ_OUTPUT_ROWWISE;
-            v.c = v.d = false;
+            Variant v = lean_variant(rng, p, i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU);
             v.gate = int32_t(1 + i % 3);  // split, interleaved, block
             v.block = v.gate == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED && i >= 3 && sh.n / 2 % 64 == 0 ? 64 : 32;
             v.group = int32_t(32 << (i / 2 % 3));

@@ -526,6 +526,14 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
     }
 }
 
+// Whether act(g) * u (SiLU or SwiGLU-OAI) takes the fast path for this one output: activate4's test, per value (NaN
+// gates fail it). lean_rows and the row-pair epilogue test each value; the rare one off it goes to gated_exact.
+template <Act A>
+__device__ __forceinline__ bool on_fast_path(float g, float u, const SwigluParams& sw) {
+    if constexpr (A == Act::Silu) return fabsf(g) <= cuda::kSiluInsideLimit;
+    else return cuda::swiglu_inside_all(fabsf(g), fabsf(u), sw);
+}
+
 // act(g) * u off the fast path (a gate past its range, or NaN), as activate4's exact branch computes it: one
 // out-of-line copy, so lean_rows stays straight-line and small.
 template <Act A>
@@ -550,10 +558,7 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
     float g[2][4], u[2][4], y[2][4], amax[2];
     bool exact = true;  // combined with & (not &&): no branch per value
     bool outside = false;  // some value of this lane is off the activation's fast path
-    auto inside = [&](float gate, float up) {  // activate4's test; NaN gates fail it
-        if constexpr (A == Act::Silu) return fabsf(gate) <= cuda::kSiluInsideLimit;
-        else return cuda::swiglu_inside_all(fabsf(gate), fabsf(up), p.swiglu);
-    };
+    auto inside = [&](float gate, float up) { return on_fast_path<A>(gate, up, p.swiglu); };
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         gate_up4<P>(p, base + rows[i] * kSlotWords, rows[i], 4 * (lane % 16), g[i], u[i]);
@@ -1265,10 +1270,7 @@ __device__ __forceinline__ void row_pair_epilogue(const Params& p, PairStorage& 
     const int64_t tile_col = u.d0 + kHalfN * t;  // the tile's first output column
     const bool gate_first = p.order == GateOrder::GateFirst, e4m3 = p.qp.out == DType::E4M3FN;
     const float ub = scale_upper_bound(p);
-    auto inside = [&](float g, float up) {  // activate4's fast-path test; NaN gates fail it
-        if constexpr (A == Act::Silu) return fabsf(g) <= cuda::kSiluInsideLimit;
-        else return cuda::swiglu_inside_all(fabsf(g), fabsf(up), p.swiglu);
-    };
+    auto inside = [&](float g, float up) { return on_fast_path<A>(g, up, p.swiglu); };
 #pragma unroll 1
     for (int h = 0; h < 2; ++h) {
         const int row_local = 16 * warp + lane / 4 + 8 * h;
@@ -1526,13 +1528,14 @@ fqStatus_t make_map(EncodeTiled encode, CUtensorMap* map, const char* what, cons
 }
 
 // Asks once per kernel for the shared memory it needs.
-template <Pairing P, bool kSplitK>
-cudaError_t prepare_kernel() {
+// The grouped GEMM's kernels (grouped_gemm_sm90<P, kSplitK>, row_pair_gemm_sm90<P>) and the shared memory each
+// asks for.
+using GemmKernel = void (*)(Params, CUtensorMap, CUtensorMap);
+template <GemmKernel K>
+cudaError_t prepare_kernel(size_t smem_bytes) {  // once per kernel
     static std::once_flag once;
     static cudaError_t attr = cudaSuccess;
-    std::call_once(once, [] {
-        attr = cudaFuncSetAttribute(grouped_gemm_sm90<P, kSplitK>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
-    });
+    std::call_once(once, [&] { attr = cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)); });
     return attr;
 }
 
@@ -1541,7 +1544,7 @@ cudaError_t prepare_kernel() {
 struct ClusterLaunch {
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute cluster{};
-    ClusterLaunch(int64_t clusters, int size, cudaStream_t stream, size_t smem_bytes = kSmemBytes) {
+    ClusterLaunch(int64_t clusters, int size, cudaStream_t stream, size_t smem_bytes) {
         cfg.blockDim = dim3(kThreads);
         cfg.dynamicSmemBytes = smem_bytes;
         cfg.stream = stream;
@@ -1556,10 +1559,10 @@ struct ClusterLaunch {
     ClusterLaunch& operator=(const ClusterLaunch&) = delete;
 };
 
-// How many clusters of `size` CTAs of the kernel the device holds at once (fewer than sm_count / size where its
+// How many clusters of `size` CTAs of kernel K the device holds at once (fewer than sm_count / size where its
 // GPCs' SM counts are not multiples of size); asked once per kernel, SM count and size.
-template <Pairing P, bool kSplitK>
-int max_active_clusters(int sm_count, int size) {
+template <GemmKernel K>
+int max_active_clusters(int sm_count, int size, size_t smem_bytes) {
     static std::mutex mu;
     static int cached_sms = -1, cached[kMaxSplit + 1] = {};
     std::lock_guard<std::mutex> lock(mu);
@@ -1568,9 +1571,9 @@ int max_active_clusters(int sm_count, int size) {
         cached_sms = sm_count;
     }
     if (cached[size] < 0) {
-        const ClusterLaunch launch(sm_count / size, size, nullptr);
+        const ClusterLaunch launch(sm_count / size, size, nullptr, smem_bytes);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, grouped_gemm_sm90<P, kSplitK>, &launch.cfg) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&n, K, &launch.cfg) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
         }
@@ -1585,10 +1588,10 @@ int g_lab_trace_ctas = 0;
 #endif
 
 // The launch: `clusters` clusters of `size` CTAs (at most one per SM).
-template <Pairing P, bool kSplitK>
+template <GemmKernel K>
 fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMap& b, int64_t clusters, int size,
-                         cudaStream_t stream) {
-    const ClusterLaunch launch(clusters, size, stream);
+                         size_t smem_bytes, cudaStream_t stream) {
+    const ClusterLaunch launch(clusters, size, stream, smem_bytes);
 #ifdef FQ_LAB_TRACE
     Params traced = p;
     traced.trace = nullptr;
@@ -1599,9 +1602,9 @@ fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMa
         traced.trace = g_lab_trace;
         g_lab_trace_ctas = int(clusters * size);
     }
-    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, grouped_gemm_sm90<P, kSplitK>, traced, a, b);
+    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, K, traced, a, b);
 #else
-    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, grouped_gemm_sm90<P, kSplitK>, p, a, b);
+    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, K, p, a, b);
 #endif
     if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
     return FQ_STATUS_SUCCESS;
@@ -1611,52 +1614,27 @@ fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMa
 // group; whatever the outputs, so that C does not depend on them) takes the split-K kernel: the most CTAs per
 // unit (up to kMaxSplit, each at least two K blocks) for which every unit's cluster runs at once. Otherwise
 // clusters of two sharing A where the unit columns pair up and the device can co-schedule enough pairs.
-// The row-pair kernel: the shared memory it asks for (once), and how many of its pairs the device holds at once.
-template <Pairing P>
-cudaError_t prepare_row_pair() {
-    static std::once_flag once;
-    static cudaError_t attr = cudaSuccess;
-    std::call_once(once, [] {
-        attr = cudaFuncSetAttribute(row_pair_gemm_sm90<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPairSmemBytes));
-    });
-    return attr;
-}
-template <Pairing P>
-int max_active_row_pairs(int sm_count) {
-    static std::mutex mu;
-    static int cached_sms = -1, cached = 0;
-    std::lock_guard<std::mutex> lock(mu);
-    if (cached_sms != sm_count) {
-        const ClusterLaunch launch(sm_count / 2, 2, nullptr, kPairSmemBytes);
-        if (cudaOccupancyMaxActiveClusters(&cached, row_pair_gemm_sm90<P>, &launch.cfg) != cudaSuccess) {
-            (void)cudaGetLastError();
-            cached = 0;
-        }
-        cached_sms = sm_count;
-    }
-    return cached;
-}
-
 // Whether a GEMM split K would take (p.split > 1, one group) goes to the row-pair kernel instead: the lean epilogue
 // (rowwise codes alone) with 32- to 128-wide groups, 16-byte aligned code rows, every unit's pair at once, and a
 // split of at most kRowPairMaxSplit (the row pairs are 2 CTAs a unit where split K has `split`).
 constexpr int kRowPairMaxSplit = 2;
 template <Pairing P>
 bool takes_row_pair(const Params& p, int64_t units, int sm_count) {
-    bool take = p.lean && p.groups == 1 && p.split > 1 && p.split <= kRowPairMaxSplit && p.group >= 32 &&
-                p.group <= kUnitCols && p.h % 16 == 0 && p.out_ld % 16 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0;
-#ifdef FQ_GEMM_LAB  // the kernel lab may force it off (0) or on wherever the epilogue fits (1)
-    if (const char* force = std::getenv("LAB_ROW_PAIR"))
-        take = std::atoi(force) == 1 ? p.lean && p.groups == 1 && p.split > 1 && p.group >= 32 && p.h % 16 == 0 &&
-                                           p.out_ld % 16 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0
-                                     : false;
+    const bool epilogue_fits = p.lean && p.groups == 1 && p.split > 1 && p.group >= 32 && p.group <= kUnitCols &&
+                               p.h % 16 == 0 && p.out_ld % 16 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0;
+    int max_split = kRowPairMaxSplit;
+#ifdef FQ_GEMM_LAB  // the kernel lab may turn it off (0) or take it at any split (1)
+    if (const char* force = std::getenv("LAB_ROW_PAIR")) max_split = std::atoi(force) == 1 ? kMaxSplit : 0;
 #endif
-    return take && prepare_row_pair<P>() == cudaSuccess && units <= max_active_row_pairs<P>(sm_count);
+    constexpr GemmKernel kernel = row_pair_gemm_sm90<P>;
+    return epilogue_fits && p.split <= max_split && prepare_kernel<kernel>(kPairSmemBytes) == cudaSuccess &&
+           units <= max_active_clusters<kernel>(sm_count, 2, kPairSmemBytes);
 }
 
 template <Pairing P>
 fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
-    for (cudaError_t e : {prepare_kernel<P, false>(), prepare_kernel<P, true>()})
+    constexpr GemmKernel persistent = grouped_gemm_sm90<P, false>, split_k = grouped_gemm_sm90<P, true>;
+    for (cudaError_t e : {prepare_kernel<persistent>(kSmemBytes), prepare_kernel<split_k>(kSmemBytes)})
         if (e != cudaSuccess)
             return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
                         cudaGetErrorString(e));
@@ -1664,7 +1642,7 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
     p.split = 1;
     if (p.groups == 1 && p.stash && 2 * units <= sm_count)
         for (int split = kMaxSplit; split >= 2 && p.split == 1; --split)
-            if (p.k_blocks >= 2 * split && units <= max_active_clusters<P, true>(sm_count, split)) p.split = split;
+            if (p.k_blocks >= 2 * split && units <= max_active_clusters<split_k>(sm_count, split, kSmemBytes)) p.split = split;
 #ifdef FQ_GEMM_LAB  // the kernel lab may force the split and the cluster size, and reports the launch
     if (const char* force = std::getenv("LAB_SPLIT")) p.split = std::atoi(force);
 #endif
@@ -1678,18 +1656,14 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
 #ifdef FQ_GEMM_LAB
             std::fprintf(stderr, "launch: row pairs (C as split K over %d CTAs), %lld units\n", p.split, (long long)units);
 #endif
-            const ClusterLaunch launch(units, 2, stream, kPairSmemBytes);
-            const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, row_pair_gemm_sm90<P>, p, a, b);
-            if (e != cudaSuccess)
-                return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
-            return FQ_STATUS_SUCCESS;
+            return launch_kernel<row_pair_gemm_sm90<P>>(p, a, b, units, 2, kPairSmemBytes, stream);
         }
 #ifdef FQ_GEMM_LAB
         std::fprintf(stderr, "launch: split K over %d CTAs, %lld units\n", p.split, (long long)units);
 #endif
-        return launch_kernel<P, true>(p, a, b, units, p.split, stream);
+        return launch_kernel<split_k>(p, a, b, units, p.split, kSmemBytes, stream);
     }
-    const int max_pairs = max_active_clusters<P, false>(sm_count, 2);
+    const int max_pairs = max_active_clusters<persistent>(sm_count, 2, kSmemBytes);
     p.cluster = p.unit_cols_tiles >= 2 && max_pairs > 0 ? 2 : 1;
 #ifdef FQ_GEMM_LAB
     if (const char* force = std::getenv("LAB_CLUSTER")) p.cluster = std::atoi(force);
@@ -1698,7 +1672,7 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
     const int64_t pairs = p.m_tiles * p.pair_cols;
     const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
-    return launch_kernel<P, false>(p, a, b, pairs < slots ? pairs : slots, p.cluster, stream);
+    return launch_kernel<persistent>(p, a, b, pairs < slots ? pairs : slots, p.cluster, kSmemBytes, stream);
 }
 
 int32_t log2_of(int64_t v) {  // v a power of two (the refusal admits no other group or block)
