@@ -186,6 +186,12 @@ int main(int argc, char** argv) {
         CK(cudaMalloc(&dSc, size_t(e.col_scales.bytes))); CK(cudaMemset(dSc, 0xAB, size_t(e.col_scales.bytes)));
         e.col_output = dQc; e.col_scales_ptr = dSc;
     }
+    // The lab drives the kernel below the API, so it refuses what the library refuses (H not a multiple of 64,
+    // say: session 31's N = 832 line ran such a shape and read its C tile past N as a bug).
+    if (const std::string refusal = grouped_gemm_cuda_refusal(c, 90); !refusal.empty()) {
+        std::printf("refused (as fqGroupedGemm would refuse it): %s\n", refusal.c_str());
+        return 2;
+    }
     int sms = 0; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     if (getenv("LAB_GEMM_ONLY")) {  // time the main loop alone: no output at all
         GroupedGemmConfig bare = c;
