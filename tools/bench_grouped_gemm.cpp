@@ -8,7 +8,11 @@
 //   pipeline  cuBLASLt's block-scaled FP8 GEMM (VEC128_32F x BLK128x128_32F) once per non-empty group writing
 //             bf16 C, then fqQuantize of C with the same epilogue under MoE CONTIGUOUS (the groups' offsets):
 //             enqueued as it would run (the host knows the group sizes; per-group A scale buffers and
-//             cuBLASLt's algorithm queries are prepared once, outside the timing).
+//             cuBLASLt's algorithm queries are prepared once, outside the timing). cuBLASLt has no algorithm for
+//             a group whose row count is not a multiple of 16, so such a group runs padded, as an engine would pad
+//             it: up to the next multiple of 16 rows (A's rows after the group with A scales 0, so those C rows
+//             are 0; the next group's GEMM, later on the stream, writes its own rows over them). The pipeline's
+//             time includes that work, at most 15 rows a group ("lt pad" in the output).
 //   cublaslt  the per-group cuBLASLt GEMMs alone.
 // Timing: CUDA events around the enqueue of one operation on one stream; 3 warm-up runs, then --reps runs
 // (default 20), each preceded by an L2 flush (a 256 MB memset, outside the event window); median and minimum.
@@ -56,6 +60,8 @@ struct SetupError : std::runtime_error {
     } while (0)
 
 constexpr int64_t kN = 4096, kH = kN / 2, kK = 7168, kKb = kK / 128, kNb = kN / 128;
+constexpr int64_t kLtRows = 16;  // cuBLASLt's block-scaled FP8 GEMM runs groups whose row count is a multiple of this
+int64_t lt_rows(int64_t rows) { return (rows + kLtRows - 1) / kLtRows * kLtRows; }
 
 struct Dev {
     void* p = nullptr;
@@ -241,6 +247,7 @@ struct Layout {
 struct Result {
     Shape shape;
     int64_t groups_nonempty = 0;
+    int64_t lt_padded_groups = 0, lt_pad_rows = 0;  // groups cuBLASLt ran padded to kLtRows, and the rows added
     Timing fused, gemm, pipeline, cublaslt;
     double c_rel = NAN, q_match = NAN;
     double flops() const { return 2.0 * double(shape.M) * double(kN) * double(kK); }
@@ -252,10 +259,12 @@ struct Buffers {
     int32_t max_e;
     int64_t max_m;
     Dev b, sb, a, sa, sa_groups, prob, offsets, c_fq, c_lt, out_fused, out_pipe, scales_fused, scales_pipe, ws;
+    // A and cuBLASLt's C have kLtRows rows more than the largest M (the last group's padding, see the header),
+    // sa_groups each group's scales padded to kLtRows rows.
     Buffers(int32_t e, int64_t m, const Fp8Pool& pool)
-        : max_e(e), max_m(m), b(size_t(e) * kN * kK), sb(size_t(e) * kNb * kKb * 4), a(size_t(m) * kK),
-          sa(size_t((m + 3) / 4 * 4 + 4 * e) * kKb * 4), sa_groups(size_t(m + 4 * e) * kKb * 4), prob(size_t(m) * 4),
-          offsets(size_t(e + 1) * 4), c_fq(size_t(m) * kN * 2), c_lt(size_t(m) * kN * 2), out_fused(size_t(m) * kH),
+        : max_e(e), max_m(m), b(size_t(e) * kN * kK), sb(size_t(e) * kNb * kKb * 4), a(size_t(m + kLtRows) * kK),
+          sa(size_t((m + 3) / 4 * 4 + 4 * e) * kKb * 4), sa_groups(size_t(m + kLtRows * e) * kKb * 4), prob(size_t(m) * 4),
+          offsets(size_t(e + 1) * 4), c_fq(size_t(m) * kN * 2), c_lt(size_t(m + kLtRows) * kN * 2), out_fused(size_t(m) * kH),
           out_pipe(size_t(m) * kH), scales_fused(size_t(m + 4) * (kH / 128) * 4), scales_pipe(size_t(m + 4) * (kH / 128) * 4),
           ws(size_t(32) << 20) {
         pool.fill(b.p, b.bytes);
@@ -303,8 +312,9 @@ public:
         for (int64_t x : s.sizes) r.groups_nonempty += x > 0;
         upload(buf.offsets, offsets);
 
-        // A's scales: COL_MAJOR_TMA [kb][round_up(M, 4)] for fqGroupedGemm, and per group [kb][round_up(M_g, 4)]
-        // (what cuBLASLt's VEC128_32F reads) one group after the other, with the same values.
+        // A's scales: COL_MAJOR_TMA [kb][round_up(M, 4)] for fqGroupedGemm, and per group [kb][lt_rows(M_g)]
+        // (what cuBLASLt's VEC128_32F reads for the group's rows as it runs them) one group after the other, with
+        // the same values and 0 for the padding rows.
         const int64_t ld = (m + 3) / 4 * 4;
         std::mt19937 rng(static_cast<uint32_t>(m));
         std::uniform_real_distribution<float> u(0.5f, 2.0f);
@@ -313,7 +323,8 @@ public:
             for (int64_t i = 0; i < m; ++i) sa[size_t(kb * ld + i)] = u(rng) / 16;
         std::vector<size_t> sa_group_at;
         for (size_t g = 0; g < s.sizes.size(); ++g) {
-            const int64_t mg = s.sizes[g], ldg = (mg + 3) / 4 * 4;
+            const int64_t mg = s.sizes[g], ldg = lt_rows(mg);
+            if (mg > 0 && ldg > mg) r.lt_padded_groups++, r.lt_pad_rows += ldg - mg;
             sa_group_at.push_back(sa_groups.size());
             for (int64_t kb = 0; kb < kKb; ++kb)
                 for (int64_t i = 0; i < ldg; ++i) sa_groups.push_back(i < mg ? sa[size_t(kb * ld + offsets[g] + i)] : 0.0f);
@@ -356,11 +367,11 @@ public:
         for (size_t g = 0; g < s.sizes.size() && lt_error.empty(); ++g) {
             if (s.sizes[g] == 0) continue;
             lt[g] = std::make_unique<Fp8BlockScaledGemm>();
-            const cublasStatus_t st = lt[g]->init(lt_, kN, s.sizes[g], kK, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+            const cublasStatus_t st = lt[g]->init(lt_, kN, lt_rows(s.sizes[g]), kK, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
                                                   CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F, buf.ws.bytes);
             if (st != CUBLAS_STATUS_SUCCESS)
                 lt_error = "cuBLASLt: no algorithm for group " + std::to_string(g) + " (" + std::to_string(s.sizes[g]) +
-                           " rows): " + lt_status_name(st);
+                           " rows, run as " + std::to_string(lt_rows(s.sizes[g])) + "): " + lt_status_name(st);
         }
         QuantDesc q;
         configure_epilogue(q, prob);
@@ -547,6 +558,10 @@ int main(int argc, char** argv) {
                     std::printf("      %s not measured: %s\n", what, t->error.c_str());
                     failures += std::string(what) == "fused" || std::string(what) == "gemm";
                 }
+            if (with_lt && r.lt_padded_groups > 0)
+                std::printf("      lt pad: cuBLASLt ran %lld groups padded to a multiple of %lld rows (+%lld rows, %.1f%% of M)\n",
+                            (long long)r.lt_padded_groups, (long long)kLtRows, (long long)r.lt_pad_rows,
+                            100.0 * double(r.lt_pad_rows) / double(s.M));
             std::fflush(stdout);
         }
         std::printf("\nmin times (us): ");
@@ -577,9 +592,11 @@ int main(int argc, char** argv) {
             const Result& r = results[i];
             std::string sizes;
             for (int64_t x : r.shape.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(x);
-            std::fprintf(f, "  {\"kind\": %s, \"dist\": %s, \"E\": %d, \"M\": %lld, \"groups_nonempty\": %lld, \"sizes\": [%s],\n",
+            std::fprintf(f, "  {\"kind\": %s, \"dist\": %s, \"E\": %d, \"M\": %lld, \"groups_nonempty\": %lld, \"sizes\": [%s],\n"
+                            "   \"lt_padded_groups\": %lld, \"lt_pad_rows\": %lld,\n",
                          json_string(r.shape.kind).c_str(), json_string(r.shape.dist).c_str(), r.shape.E,
-                         (long long)r.shape.M, (long long)r.groups_nonempty, sizes.c_str());
+                         (long long)r.shape.M, (long long)r.groups_nonempty, sizes.c_str(), (long long)r.lt_padded_groups,
+                         (long long)r.lt_pad_rows);
             const double fl = r.flops();
             for (const auto& [what, t] : {std::pair<const char*, const Timing*>{"fused", &r.fused}, {"gemm", &r.gemm},
                                           {"pipeline", &r.pipeline}, {"cublaslt", &r.cublaslt}})
