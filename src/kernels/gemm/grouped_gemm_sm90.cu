@@ -2,7 +2,8 @@
 //
 // Persistent CTAs, in clusters of two, walk work units (small one-group GEMMs take the split-K variant, or with
 // rowwise codes alone and a split of two the row-pair kernel: see each). A unit is 128 rows of A (a tile anchored at a multiple of 128, so columnwise blocks of the
-// stacked rows lie inside it) x 128 output columns (one 1x128 quantization group, i.e. two 128-column C tiles
+// stacked rows lie inside it; MoE without columnwise outputs: one group's rows of such a tile, a segment, so that
+// every unit costs one pass over K) x 128 output columns (one 1x128 quantization group, i.e. two 128-column C tiles
 // of gate/up pairs); the two CTAs of a cluster take the same rows and
 // neighbouring columns, so each loads half of every A tile and TMA multicasts it to both (A is read from L2
 // once per pair). Warp roles:
@@ -212,12 +213,17 @@ __device__ __forceinline__ unsigned long long lab_ns() {
 
 // The two CTAs of a cluster sharing A take units (t0, d0) with the same rows and neighbouring 128-column blocks
 // (share_rank: 0 or 1). A CTA whose block lies past the outputs still runs the pair's pipeline (its peer needs
-// its half of A). The CTAs of a split-K cluster all take the same unit (share_rank 0).
+// its half of A). The CTAs of a split-K cluster all take the same unit (share_rank 0). g: the unit's one group
+// (the segments kernel), or -1: every group owning rows of the tile.
 struct Unit {
     int64_t t0, d0;
+    int32_t g;
 };
+__device__ __forceinline__ int64_t unit_d0(const Params& p, int64_t pair, uint32_t share_rank) {
+    return ((pair % p.pair_cols) * p.cluster + share_rank) * kUnitCols;
+}
 __device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t share_rank) {
-    return {(pair / p.pair_cols) * kTileM, ((pair % p.pair_cols) * p.cluster + share_rank) * kUnitCols};
+    return {(pair / p.pair_cols) * kTileM, unit_d0(p, pair, share_rank), -1};
 }
 // The unit's C tiles that hold outputs: tile t holds outputs [d0 + 64 t, + 64), so tile 1 lies past them where h
 // is not a multiple of 128, and both on a CTA whose block does. A dead tile has no MMAs (the producer loads any B
@@ -225,37 +231,87 @@ __device__ __forceinline__ Unit unit_of(const Params& p, int64_t pair, uint32_t 
 __device__ __forceinline__ int live_tiles(const Params& p, const Unit& u) {
     return u.d0 >= p.h ? 0 : u.d0 + kHalfN >= p.h ? 1 : 2;
 }
-// Every role walks the same units in the same order; the loop over pairs (one per cluster of `ctas`) is
-// written once, here. body(unit, last): `last` marks this CTA's last unit (the epilogue's consumers join it).
-template <class Body>
-__device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_t share_rank, Body&& body) {
-    const int64_t pairs = p.m_tiles * p.pair_cols, step = gridDim.x / ctas;
-    for (int64_t pair = blockIdx.x / ctas; pair < pairs; pair += step)
-        body(unit_of(p, pair, share_rank), pair + step >= pairs);
-}
 
 [[maybe_unused]] __device__ __forceinline__ RowRange group_rows(const Params& p, int32_t g) {
     return p.offsets ? contiguous_rows(p.offsets, p.counts, g, p.m) : RowRange{0, p.m, p.m};
 }
 
-// Calls visit(g, lo, hi) for each group with valid rows [lo, hi) inside rows [t0, t0 + 128), in group order.
-// All roles call it alike, so they agree on the work without talking. Offsets are non-decreasing
-// (docs/moe.md); if they are not, some rows may be skipped, never read or written out of bounds.
+// MoE segments. A tile holding rows of k groups costs k passes over K, so with tiles as units a static walk
+// gives some CTAs several such tiles: with DeepSeek-like skewed groups the busiest cluster ran 1.2-1.4x the
+// average (docs/perf.md, session 32). Segments, one group's rows of one tile each, cost one pass: the walk over
+// (segment, column pair) items then gives every cluster nearly the same number of passes. Segments are in group
+// order, each group's tiles ascending; a cursor (group, tile) only moves forward, as a CTA's items ascend. Columnwise
+// blocks span the groups of a tile, so columnwise outputs keep tiles.
+struct SegmentCursor {
+    int32_t g, tile;
+};
+// The tiles [first, end) holding rows of group g (first == end: none).
+__device__ __forceinline__ void group_tiles(const Params& p, int32_t g, int32_t& first, int32_t& end) {
+    const RowRange r = group_rows(p, g);
+    first = int32_t(r.first / kTileM);
+    end = r.count > 0 ? int32_t((r.first + r.count + kTileM - 1) / kTileM) : first;
+}
+// Moves c by k segments (c = {-1, 0}: onto segment k); false past the last.
+__device__ __forceinline__ bool advance_segments(const Params& p, SegmentCursor& c, int64_t k) {
+    int32_t first = 0, end = 0;  // c.g < 0: an empty group before group 0
+    if (c.g >= 0) group_tiles(p, c.g, first, end);
+    while (c.tile + k >= end) {  // past group c.g: its end - tile segments from here reach the next group's first
+        k -= end - c.tile;
+        do {
+            if (++c.g >= p.groups) return false;
+            group_tiles(p, c.g, first, end);
+        } while (first == end);
+        c.tile = first;
+    }
+    c.tile += int32_t(k);
+    return true;
+}
+
+// Every role walks the same units in the same order; the loop over items (one per cluster of `ctas`: a column
+// pair of a tile, or with kSegments of a segment) is written once, here. body(unit, last): with kLast, `last`
+// marks this CTA's last unit (the epilogue's consumers join it), found by stepping ahead before the body; without
+// it, false, and the step follows the body (the consumers keep fewer registers across their K loop). One call of
+// body: each role's body is long (the consumers' is their K loop).
+template <bool kSegments, bool kLast = false, class Body>
+__device__ __forceinline__ void for_each_unit(const Params& p, int ctas, uint32_t share_rank, Body&& body) {
+    const int64_t pairs = p.m_tiles * p.pair_cols, step = gridDim.x / ctas;
+    int64_t pair = blockIdx.x / ctas;
+    SegmentCursor at{-1, 0};  // segments: the cursor at segment pair / pair_cols
+    bool more = kSegments ? advance_segments(p, at, pair / p.pair_cols) : pair < pairs;
+    while (more) {
+        const Unit u = kSegments ? Unit{int64_t(at.tile) * kTileM, unit_d0(p, pair, share_rank), at.g}
+                                 : unit_of(p, pair, share_rank);
+        const int64_t next = pair + step;
+        auto step_on = [&] {
+            more = kSegments ? advance_segments(p, at, next / p.pair_cols - pair / p.pair_cols) : next < pairs;
+        };
+        if constexpr (kLast) step_on();
+        body(u, kLast && !more);
+        if constexpr (!kLast) step_on();
+        pair = next;
+    }
+}
+
+// Calls visit(g, lo, hi) for each group with valid rows [lo, hi) inside unit u's rows [t0, t0 + 128), in group
+// order: its one group (segments), or every group owning rows of its tile. All roles call it alike, so they agree
+// on the work without talking. Offsets are non-decreasing (docs/moe.md); if they are not, some rows may be
+// skipped, never read or written out of bounds. One call of visit (the consumers' is their K loop).
 template <class Visit>
-__device__ __forceinline__ void for_each_group_in_tile(const Params& p, int64_t t0, Visit&& visit) {
-    const int64_t t1 = min(t0 + kTileM, p.m);
-    int32_t g = 0;
-    if (p.offsets) {  // the first group whose slot ends past t0
+__device__ __forceinline__ void for_each_group_in_unit(const Params& p, const Unit& u, Visit&& visit) {
+    const int64_t t1 = min(u.t0 + kTileM, p.m);
+    int32_t g = u.g < 0 ? 0 : u.g;
+    const int32_t g_end = u.g < 0 ? p.groups : u.g + 1;
+    if (u.g < 0 && p.offsets) {  // the first group whose slot ends past t0
         int32_t hi = p.groups;
         while (g < hi) {
             const int32_t mid = (g + hi) / 2;
-            if (clamp_rows(p.offsets[mid + 1], 0, p.m) > t0) hi = mid; else g = mid + 1;
+            if (clamp_rows(p.offsets[mid + 1], 0, p.m) > u.t0) hi = mid; else g = mid + 1;
         }
     }
-    for (; g < p.groups; ++g) {
+    for (; g < g_end; ++g) {
         const RowRange r = group_rows(p, g);
         if (r.first >= t1) break;
-        const int64_t lo = max(r.first, t0), hi = min(r.first + r.count, t1);
+        const int64_t lo = max(r.first, u.t0), hi = min(r.first + r.count, t1);
         if (lo < hi) visit(g, lo, hi);
     }
 }
@@ -634,7 +690,7 @@ struct RowMask {
 __device__ __forceinline__ bool unit_rows(const Params& p, const Unit& u, int lo, int hi, RowMask& valid,
                                           RowMask* valid_all = nullptr) {
     bool any = false;
-    for_each_group_in_tile(p, u.t0, [&](int32_t, int64_t first, int64_t end) {
+    for_each_group_in_unit(p, u, [&](int32_t, int64_t first, int64_t end) {
         any = true;
         valid.add(max(int(first - u.t0), lo), min(int(end - u.t0), hi));
         if (valid_all) valid_all->add(int(first - u.t0), int(end - u.t0));
@@ -895,7 +951,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
 // CTA r sums rows [128 r / split, 128 (r + 1) / split) of them across the cluster (DSMEM) and runs the
 // epilogue's rows on those; columnwise blocks read each row's y from the CTA that holds it. A separate kernel,
 // so the other's code stays as it is.
-template <Pairing P, bool kSplitK>
+template <Pairing P, bool kSplitK, bool kSegments = false>
 __global__ void __launch_bounds__(kThreads, 1)
     grouped_gemm_sm90(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b) {
@@ -945,8 +1001,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef FQ_LAB_NO_LOAD
             int64_t lab_loads = 0;
 #endif
-            for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
-                for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
+            for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
+                for_each_group_in_unit(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
                     // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
                     // loads A for its peer).
                     const int tiles = live_tiles(p, u);
@@ -1048,7 +1104,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             if (++stage == stages) { stage = 0; phase ^= 1; }
         };
-        for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool) {
+        for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
             FQ_TRACE_UNIT(4, filled, 0);
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
@@ -1059,7 +1115,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 owned |= 1u << t;
             };
             const int tiles = live_tiles(p, u);  // a CTA with none still runs the pipeline: its peer shares A
-            for_each_group_in_tile(p, u.t0, [&](int32_t g, int64_t lo, int64_t hi) {
+            for_each_group_in_unit(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
                 any = true;
                 const float alpha = p.alpha ? p.alpha[g] : 1.0f;
                 const int64_t r0 = u.t0 + row_local, r1 = r0 + 8;
@@ -1158,7 +1214,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
         const float ub = scale_upper_bound(p);
         int64_t filled = 0;  // C tiles taken from the ring so far
-        for_each_unit(p, ctas, share_rank, [&](const Unit& u, bool last) {
+        for_each_unit<kSegments, true>(p, ctas, share_rank, [&](const Unit& u, bool last) {
             RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)
             if (!unit_rows(p, u, my_rows_lo, my_rows_hi, valid, &valid_all)) return;
             const bool is_last = kSplitK || last;
@@ -1528,8 +1584,8 @@ fqStatus_t make_map(EncodeTiled encode, CUtensorMap* map, const char* what, cons
 }
 
 // Asks once per kernel for the shared memory it needs.
-// The grouped GEMM's kernels (grouped_gemm_sm90<P, kSplitK>, row_pair_gemm_sm90<P>) and the shared memory each
-// asks for.
+// The grouped GEMM's kernels (grouped_gemm_sm90<P, kSplitK, kSegments>, row_pair_gemm_sm90<P>) and the shared
+// memory each asks for.
 using GemmKernel = void (*)(Params, CUtensorMap, CUtensorMap);
 template <GemmKernel K>
 cudaError_t prepare_kernel(size_t smem_bytes) {  // once per kernel
@@ -1632,9 +1688,13 @@ bool takes_row_pair(const Params& p, int64_t units, int sm_count) {
 }
 
 template <Pairing P>
-fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
-    constexpr GemmKernel persistent = grouped_gemm_sm90<P, false>, split_k = grouped_gemm_sm90<P, true>;
-    for (cudaError_t e : {prepare_kernel<persistent>(kSmemBytes), prepare_kernel<split_k>(kSmemBytes)})
+fqStatus_t launch(Params& p, bool segments, const CUtensorMap& a, const CUtensorMap& b, int sm_count, cudaStream_t stream) {
+    // Segments are a kernel of their own, so the tiles' kernel keeps its code (its loops measured 1% slower with
+    // the segment walk compiled in beside them, docs/perf.md session 32).
+    constexpr GemmKernel persistent = grouped_gemm_sm90<P, false>, split_k = grouped_gemm_sm90<P, true>,
+                         segmented = grouped_gemm_sm90<P, false, true>;
+    for (cudaError_t e : {prepare_kernel<persistent>(kSmemBytes), prepare_kernel<split_k>(kSmemBytes),
+                          prepare_kernel<segmented>(kSmemBytes)})
         if (e != cudaSuccess)
             return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
                         cudaGetErrorString(e));
@@ -1670,8 +1730,12 @@ fqStatus_t launch(Params& p, const CUtensorMap& a, const CUtensorMap& b, int sm_
     std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
 #endif
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
-    const int64_t pairs = p.m_tiles * p.pair_cols;
     const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
+    if (segments) {  // at most a segment per group more than the tiles, for offsets in order (the grid's size only)
+        const int64_t pairs = (p.m_tiles + p.groups) * p.pair_cols;
+        return launch_kernel<segmented>(p, a, b, pairs < slots ? pairs : slots, p.cluster, kSmemBytes, stream);
+    }
+    const int64_t pairs = p.m_tiles * p.pair_cols;
     return launch_kernel<persistent>(p, a, b, pairs < slots ? pairs : slots, p.cluster, kSmemBytes, stream);
 }
 
@@ -1741,8 +1805,11 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.lean = p.rowwise && !p.columnwise && !p.c_out && !p.d_out && p.rounding == Rounding::Fp32 &&
              (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal &&
              (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
+    // MoE units as segments (for_each_unit), where no columnwise block spans the groups of a tile
+    bool segments = p.offsets && p.groups > 1 && !p.columnwise;
 #ifdef FQ_GEMM_LAB
     if (std::getenv("LAB_NO_LEAN")) p.lean = false;
+    if (const char* seg = std::getenv("LAB_SEGMENTS")) segments = segments && std::atoi(seg) != 0;  // 0: tiles
 #endif
     p.out = static_cast<uint8_t*>(c.output);
     p.out_ld = e.out_ld;
@@ -1765,10 +1832,10 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
                     kTileK, CU_TENSOR_MAP_SWIZZLE_128B));
 
     auto* st = static_cast<cudaStream_t>(stream);
-    if (e.gate == GateLayout::Interleaved) return launch<Pairing::Adjacent>(p, map_a, map_b, sm_count, st);
+    if (e.gate == GateLayout::Interleaved) return launch<Pairing::Adjacent>(p, segments, map_a, map_b, sm_count, st);
     if (e.gate == GateLayout::BlockInterleaved && e.gate_block == 32)
-        return launch<Pairing::Blocks32>(p, map_a, map_b, sm_count, st);
-    return launch<Pairing::Halves>(p, map_a, map_b, sm_count, st);
+        return launch<Pairing::Blocks32>(p, segments, map_a, map_b, sm_count, st);
+    return launch<Pairing::Halves>(p, segments, map_a, map_b, sm_count, st);
 }
 
 }  // namespace fq
