@@ -237,7 +237,7 @@ __device__ __forceinline__ int live_tiles(const Params& p, const Unit& u) {
 }
 
 // MoE segments. A tile holding rows of k groups costs k passes over K, so with tiles as units a static walk
-// gives some CTAs several such tiles: with DeepSeek-like skewed groups the busiest cluster ran 1.2-1.4x the
+// gives some CTAs several such tiles: with DeepSeek-like skewed groups the busiest cluster ran 1.1-1.45x the
 // average (docs/perf.md, session 32). Segments, one group's rows of one tile each, cost one pass: the walk over
 // (segment, column pair) items then gives every cluster nearly the same number of passes. Segments are in group
 // order, each group's tiles ascending; a cursor (group, tile) only moves forward, as a CTA's items ascend. Columnwise
