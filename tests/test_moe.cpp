@@ -3,14 +3,17 @@
 // scheme and scale layout: MASKED expert e equals a plain call on its valid rows, CONTIGUOUS equals
 // per-expert plain calls, rows nobody owns keep their poison bytes, columnwise equals rowwise of the
 // transposed input, transposed data is the transpose of the non-transposed one, and both outputs from
-// one call equal two calls.
+// one call equal two calls. Last, the grouped GEMM's segments (common/moe.h): the units its CUDA kernel walks.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "common/moe.h"
 #include "common/quantize.h"
 #include "common/scale_layout.h"
 #include "fq_test_util.h"
@@ -582,5 +585,90 @@ TEST_CASE("NVFP4 under MoE: the global amax pointer holds one value per expert")
         REQUIRE(plain.status == FQ_STATUS_SUCCESS);
         CHECK(std::equal(plain.values.begin(), plain.values.end(), moe.values.begin() + e * max_m * H / 2));
         CHECK(std::equal(plain.scales.begin(), plain.scales.end(), moe.scales.begin() + e * 32));
+    }
+}
+
+// ---- The grouped GEMM's segments (common/moe.h), the units of its CUDA kernel for MoE ---------------------------
+
+namespace {
+
+// (expert, tile) of every segment, in the order the kernel's units take them: expert order, tiles ascending.
+std::vector<std::pair<int32_t, int32_t>> expected_segments(const std::vector<int32_t>& offsets, const int32_t* counts,
+                                                           int64_t rows, int32_t tile_rows) {
+    std::vector<std::pair<int32_t, int32_t>> s;
+    for (int32_t e = 0; e + 1 < int32_t(offsets.size()); ++e) {
+        const fq::RowRange r = fq::contiguous_rows(offsets.data(), counts, e, rows);
+        if (r.count == 0) continue;
+        for (int64_t t = r.first / tile_rows; t * tile_rows < r.first + r.count; ++t) s.push_back({e, int32_t(t)});
+    }
+    return s;
+}
+
+// The segments a cursor visits stepping one at a time from before the first.
+std::vector<std::pair<int32_t, int32_t>> walked_segments(const std::vector<int32_t>& offsets, const int32_t* counts,
+                                                         int64_t rows, int32_t tile_rows) {
+    std::vector<std::pair<int32_t, int32_t>> s;
+    fq::SegmentCursor c{-1, 0};
+    const int32_t experts = int32_t(offsets.size()) - 1;
+    for (int64_t k = 0; fq::advance_segments(offsets.data(), counts, experts, rows, tile_rows, c, k); k = 1)
+        s.push_back({c.g, c.tile});
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("grouped GEMM segments: each expert's tiles once, in expert order; empty experts and unowned rows have none") {
+    // Tiles of 128 rows. Expert 0: rows 0-99 (tile 0); 1: empty; 2: rows 100-299 (tiles 0, 1, 2); 3: row 300 (tile 2);
+    // rows 301-399 belong to nobody.
+    const std::vector<int32_t> offsets = {0, 100, 100, 300, 301};
+    const std::vector<std::pair<int32_t, int32_t>> want = {{0, 0}, {2, 0}, {2, 1}, {2, 2}, {3, 2}};
+    CHECK(walked_segments(offsets, nullptr, 400, 128) == want);
+    CHECK(expected_segments(offsets, nullptr, 400, 128) == want);
+    // counts: expert 2 keeps its first 20 rows (100-119: tile 0 only), expert 0 none.
+    const std::vector<int32_t> counts = {0, 5, 20, 1};
+    const std::vector<std::pair<int32_t, int32_t>> want_counts = {{2, 0}, {3, 2}};
+    CHECK(walked_segments(offsets, counts.data(), 400, 128) == want_counts);
+    // no segment at all: every step reports the end
+    fq::SegmentCursor c{-1, 0};
+    const std::vector<int32_t> none = {0, 0, 0};
+    CHECK_FALSE(fq::advance_segments(none.data(), nullptr, 2, 100, 128, c, 0));
+}
+
+TEST_CASE("grouped GEMM segments: the kernel's walk (cluster c takes items c, c + clusters, ...; item i is segment "
+          "i / columns) covers every (segment, column) once, on random layouts") {
+    std::mt19937 rng(32);
+    for (int trial = 0; trial < 2000; ++trial) {
+        const int32_t experts = 1 + int32_t(rng() % 40), tile_rows = rng() % 2 ? 128 : 64;
+        const int64_t rows = 1 + rng() % 3000;
+        std::vector<int32_t> offsets(size_t(experts) + 1, 0), counts(static_cast<size_t>(experts), 0);
+        for (int32_t e = 1; e < experts; ++e) offsets[size_t(e)] = int32_t(rng() % (rows + 1));
+        offsets.back() = int32_t(rows);
+        std::sort(offsets.begin(), offsets.end());
+        offsets.front() = int32_t(rng() % 3 == 0 ? rng() % (offsets[1] + 1) : 0);  // leading rows nobody owns
+        if (rng() % 4 == 0) offsets.back() += 7;                                     // past the rows: clamped
+        for (int32_t e = 0; e < experts; ++e)
+            counts[size_t(e)] = int32_t(rng() % (std::max<int64_t>(1, offsets[size_t(e) + 1] - offsets[size_t(e)] + 3)));
+        const int32_t* cnt = rng() % 3 == 0 ? counts.data() : nullptr;
+        CAPTURE(trial);
+        const auto want = expected_segments(offsets, cnt, rows, tile_rows);
+        REQUIRE(walked_segments(offsets, cnt, rows, tile_rows) == want);
+        // for_each_unit's walk: per cluster, items ascending, the cursor stepping by the items' segment distance
+        const int64_t columns = 1 + rng() % 8, clusters = 1 + rng() % 70;
+        std::vector<int> seen(want.size() * size_t(columns), 0);
+        for (int64_t cl = 0; cl < clusters; ++cl) {
+            fq::SegmentCursor c{-1, 0};
+            int64_t item = cl;
+            bool more = fq::advance_segments(offsets.data(), cnt, experts, rows, tile_rows, c, item / columns);
+            while (more) {
+                const size_t s = size_t(item / columns);
+                REQUIRE(s < want.size());
+                CHECK(std::make_pair(c.g, c.tile) == want[s]);
+                seen[s * size_t(columns) + size_t(item % columns)]++;
+                const int64_t next = item + clusters;
+                more = fq::advance_segments(offsets.data(), cnt, experts, rows, tile_rows, c, next / columns - item / columns);
+                item = next;
+            }
+        }
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
     }
 }

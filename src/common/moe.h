@@ -27,6 +27,39 @@ FQ_HD RowRange contiguous_rows(const int32_t* offsets, const int32_t* counts, in
     return RowRange{lo, n, hi};
 }
 
+// Segments of CONTIGUOUS experts: expert e's rows of one tile of the stacked rows (tiles of tile_rows rows,
+// anchored at multiples of it), in expert order, each expert's tiles ascending. The grouped GEMM's kernel takes
+// them as its units of work (src/kernels/gemm/grouped_gemm_sm90.cu: one pass over K each); a cursor (expert,
+// tile) walks them forward without a table.
+struct SegmentCursor {
+    int32_t g, tile;  // {-1, 0}: before the first segment
+};
+
+// The tiles [first, end) that expert e's valid rows touch (first == end: none).
+FQ_HD void contiguous_tiles(const int32_t* offsets, const int32_t* counts, int32_t e, int64_t rows, int32_t tile_rows,
+                            int32_t& first, int32_t& end) {
+    const RowRange r = contiguous_rows(offsets, counts, e, rows);
+    first = int32_t(r.first / tile_rows);
+    end = r.count > 0 ? int32_t((r.first + r.count + tile_rows - 1) / tile_rows) : first;
+}
+
+// Moves c by k >= 0 segments of `experts` experts (from {-1, 0}: onto segment k); false past the last.
+FQ_HD bool advance_segments(const int32_t* offsets, const int32_t* counts, int32_t experts, int64_t rows,
+                            int32_t tile_rows, SegmentCursor& c, int64_t k) {
+    int32_t first = 0, end = 0;  // c.g < 0: an empty expert before expert 0
+    if (c.g >= 0) contiguous_tiles(offsets, counts, c.g, rows, tile_rows, first, end);
+    while (c.tile + k >= end) {  // past expert c.g: its end - tile segments from here reach the next one's first
+        k -= end - c.tile;
+        do {
+            if (++c.g >= experts) return false;
+            contiguous_tiles(offsets, counts, c.g, rows, tile_rows, first, end);
+        } while (first == end);
+        c.tile = first;
+    }
+    c.tile += int32_t(k);
+    return true;
+}
+
 // MASKED: expert e owns rows [e * max_m, e * max_m + counts[e]) of [E * max_m] rows; counts are clamped
 // to [0, max_m].
 FQ_HD RowRange masked_rows(const int32_t* counts, int64_t e, int64_t max_m) {

@@ -23,14 +23,17 @@ CUOBJDUMP = os.environ.get("CUOBJDUMP", "cuobjdump")
 
 
 def kernels(cubin):
-    """{'PairingE<p>ELb<split>': [(address, instruction), ...]} of the cubin's grouped GEMM kernels."""
+    """{'PairingE<p>ELb<split>ELb<segments>': [(address, instruction), ...]} of the cubin's grouped GEMM kernels
+    (a build from before the segments parameter names its kernels without it: they are the tiles' ones, ELb0)."""
     out = subprocess.run([CUOBJDUMP, "-sass", cubin], capture_output=True, text=True, check=True).stdout
     found, current = {}, None
     for line in out.splitlines():
         m = re.search(r"Function : (\S+)", line)
         if m:
-            name = re.search(r"PairingE(\d)ELb(\d)", m.group(1))
+            name = re.search(r"PairingE\d(?:ELb\d)+", m.group(1))
             current = name.group(0) if name else None
+            if current and current.count("ELb") == 1:
+                current += "ELb0"
             if current:
                 found[current] = []
             continue

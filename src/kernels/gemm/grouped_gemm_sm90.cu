@@ -240,31 +240,11 @@ __device__ __forceinline__ int live_tiles(const Params& p, const Unit& u) {
 // gives some CTAs several such tiles: with DeepSeek-like skewed groups the busiest cluster ran 1.1-1.45x the
 // average (docs/perf.md, session 32). Segments, one group's rows of one tile each, cost one pass: the walk over
 // (segment, column pair) items then gives every cluster nearly the same number of passes. Segments are in group
-// order, each group's tiles ascending; a cursor (group, tile) only moves forward, as a CTA's items ascend. Columnwise
-// blocks span the groups of a tile, so columnwise outputs keep tiles.
-struct SegmentCursor {
-    int32_t g, tile;
-};
-// The tiles [first, end) holding rows of group g (first == end: none).
-__device__ __forceinline__ void group_tiles(const Params& p, int32_t g, int32_t& first, int32_t& end) {
-    const RowRange r = group_rows(p, g);
-    first = int32_t(r.first / kTileM);
-    end = r.count > 0 ? int32_t((r.first + r.count + kTileM - 1) / kTileM) : first;
-}
-// Moves c by k segments (c = {-1, 0}: onto segment k); false past the last.
+// order, each group's tiles ascending; a cursor (group, tile) only moves forward, as a CTA's items ascend (the walk
+// is common/moe.h's, tested on the host). Columnwise blocks span the groups of a tile, so columnwise outputs keep
+// tiles. This moves the cursor by k segments of this GEMM's groups; false past the last.
 __device__ __forceinline__ bool advance_segments(const Params& p, SegmentCursor& c, int64_t k) {
-    int32_t first = 0, end = 0;  // c.g < 0: an empty group before group 0
-    if (c.g >= 0) group_tiles(p, c.g, first, end);
-    while (c.tile + k >= end) {  // past group c.g: its end - tile segments from here reach the next group's first
-        k -= end - c.tile;
-        do {
-            if (++c.g >= p.groups) return false;
-            group_tiles(p, c.g, first, end);
-        } while (first == end);
-        c.tile = first;
-    }
-    c.tile += int32_t(k);
-    return true;
+    return advance_segments(p.offsets, p.counts, p.groups, p.m, kTileM, c, k);
 }
 
 // Every role walks the same units in the same order; the loop over items (one per cluster of `ctas`: a column
