@@ -325,6 +325,10 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 __device__ __forceinline__ uint32_t pack_bf16x2_exact(float lo, float hi) {
     return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
 }
+// float_to_bf16's bits of a pair: the hardware conversion unless one is NaN (its NaN differs from float_to_bf16's).
+__device__ __forceinline__ uint32_t pack_bf16x2_reference(float lo, float hi) {
+    return lo == lo && hi == hi ? pack_bf16x2(lo, hi) : pack_bf16x2_exact(lo, hi);
+}
 
 // ---- The epilogue: one unit from its two slots ---------------------------------------------------------------
 
@@ -901,10 +905,7 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
             const float c4[4] = {sum.x * alpha, sum.y * alpha, sum.z * alpha, sum.w * alpha};
             uint32_t packed[2];
 #pragma unroll
-            for (int j = 0; j < 2; ++j) {  // the hardware conversion except for NaN (its NaN differs from float_to_bf16's)
-                const float lo = c4[2 * j], hi = c4[2 * j + 1];
-                packed[j] = lo == lo && hi == hi ? pack_bf16x2(lo, hi) : pack_bf16x2_exact(lo, hi);
-            }
+            for (int j = 0; j < 2; ++j) packed[j] = pack_bf16x2_reference(c4[2 * j], c4[2 * j + 1]);
             *reinterpret_cast<uint2*>(&slot[r][w]) = make_uint2(packed[0], packed[1]);
         };
         const uint32_t scratch_at = smem_addr(scratch + t * kScratchPairs);
@@ -1318,7 +1319,7 @@ __device__ __forceinline__ void row_pair_epilogue(const Params& p, PairStorage& 
 #pragma unroll
         for (int k = 0; k < 16; ++k) {
             const float lo_v = (h ? sum[4 * k + 2] : sum[4 * k]) * alpha, hi_v = (h ? sum[4 * k + 3] : sum[4 * k + 1]) * alpha;
-            const uint32_t w = lo_v == lo_v && hi_v == hi_v ? pack_bf16x2(lo_v, hi_v) : pack_bf16x2_exact(lo_v, hi_v);
+            const uint32_t w = pack_bf16x2_reference(lo_v, hi_v);
             c[k][0] = __uint_as_float(w << 16);
             c[k][1] = __uint_as_float(w & 0xFFFF0000u);
         }
@@ -1710,13 +1711,11 @@ fqStatus_t launch(Params& p, bool segments, const CUtensorMap& a, const CUtensor
     std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
 #endif
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
-    const int64_t slots = p.cluster == 2 ? max_pairs : sm_count;
-    if (segments) {  // at most a segment per group more than the tiles, for offsets in order (the grid's size only)
-        const int64_t pairs = (p.m_tiles + p.groups) * p.pair_cols;
-        return launch_kernel<segmented>(p, a, b, pairs < slots ? pairs : slots, p.cluster, kSmemBytes, stream);
-    }
-    const int64_t pairs = p.m_tiles * p.pair_cols;
-    return launch_kernel<persistent>(p, a, b, pairs < slots ? pairs : slots, p.cluster, kSmemBytes, stream);
+    // Segments: at most one per group more than the tiles, for offsets in order (this sizes the grid only).
+    const int64_t pairs = (p.m_tiles + (segments ? p.groups : 0)) * p.pair_cols;
+    const int64_t slots = p.cluster == 2 ? max_pairs : sm_count, clusters = pairs < slots ? pairs : slots;
+    return segments ? launch_kernel<segmented>(p, a, b, clusters, p.cluster, kSmemBytes, stream)
+                    : launch_kernel<persistent>(p, a, b, clusters, p.cluster, kSmemBytes, stream);
 }
 
 int32_t log2_of(int64_t v) {  // v a power of two (the refusal admits no other group or block)
