@@ -530,7 +530,7 @@ struct GpuOutputs {
 // ---- Checks ---------------------------------------------------------------------------------------------
 
 struct Stats {
-    int64_t runs = 0, c_values = 0, d_values = 0, out_bytes = 0, scale_bytes = 0, c_differs = 0;
+    int64_t runs = 0, c_values = 0, d_values = 0, out_bytes = 0, scale_bytes = 0;
     double worst = 0.0;  // largest |C_gpu - C_ref| / tolerance seen
 };
 
@@ -669,8 +669,11 @@ void check_quantized(const Problem& p, const Variant& v, const std::vector<uint1
     }
 }
 
-// Every output of a GPU run: C against the reference; D and the quantized outputs against the GPU's C (this
-// run's, or `base_c`, the C-only run's of the same problem, when this run wrote none).
+// Every output of a GPU run: C against the reference, and equal to `base_c` (the C-only run's of the same
+// problem) where given: C does not depend on the outputs asked for, though they choose the kernel (MoE: segments
+// without columnwise outputs, tiles with them; one group: split K or row pairs by size), as each promotes the same
+// K blocks of a row in the same order; D and the quantized outputs against the GPU's C (this run's, or base_c
+// when this run wrote none).
 void check_outputs(const Problem& p, const Variant& v, const GpuOutputs& o, const std::vector<uint16_t>* base_c, Stats& st) {
     CAPTURE(v.describe());
     std::vector<uint16_t> c;
@@ -678,7 +681,7 @@ void check_outputs(const Problem& p, const Variant& v, const GpuOutputs& o, cons
     if (o.c) {
         c = as_u16(o.c->download("C"));
         check_c(p, c, "C", kRel, kAbsS, st);
-        if (base_c && c != *base_c) ++st.c_differs;
+        if (base_c) CHECK_MESSAGE(c == *base_c, "C differs from the C-only run's");
     } else {
         REQUIRE(base_c);
         c = *base_c;
@@ -713,6 +716,15 @@ void run_and_check(fqHandle_t gpu, const Problem& p, const DeviceProblem& dp, co
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaGetLastError());
     check_outputs(p, v, o, base_c, st);
+}
+
+// C of a C-only run: what every other set of outputs of the same problem must quantize.
+std::vector<uint16_t> c_only_run(fqHandle_t gpu, const Problem& p, const DeviceProblem& dp) {
+    GpuOutputs base(p, Variant::c_only());
+    REQUIRE_MESSAGE(call_gemm(gpu, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
+                    last_gemm_message);
+    CUDA_OK(cudaDeviceSynchronize());
+    return as_u16(base.c->download("C (C-only run)"));
 }
 
 std::string tally(const std::map<std::string, int>& t) {
@@ -753,11 +765,7 @@ TEST_CASE("random grouped GEMMs: C within the tolerance of the fp64 reference, D
         check_c(p, host_c, "host backend C", kRel, 0.0, host_st);
         host_values += host_st.c_values;
         // C alone on the GPU, then random epilogues.
-        GpuOutputs base(p, Variant::c_only());
-        REQUIRE_MESSAGE(call_gemm(gpu.h, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
-                        fqGetLastErrorMessage());
-        CUDA_OK(cudaDeviceSynchronize());
-        const std::vector<uint16_t> base_c = as_u16(base.c->download("C (C-only run)"));
+        const std::vector<uint16_t> base_c = c_only_run(gpu.h, p, dp);
         check_c(p, base_c, "C (C-only run)", kRel, kAbsS, st);
         ++st.runs;
         std::vector<Variant> variants;
@@ -782,13 +790,8 @@ TEST_CASE("random grouped GEMMs: C within the tolerance of the fp64 reference, D
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     MESSAGE("random matrix: ", problems, " problems, ", st.runs, " GPU runs; compared ", st.c_values, " C values (worst "
             "error/tolerance ", st.worst, "), ", host_values, " host-backend C values, ", st.d_values, " D values, ",
-            st.out_bytes, " quantized value bytes, ", st.scale_bytes, " scale bytes; runs whose C differed from the C-only "
-            "run's: ", st.c_differs, "; ", secs, " s");
+            st.out_bytes, " quantized value bytes, ", st.scale_bytes, " scale bytes; ", secs, " s");
     MESSAGE("variants: ", tally(tallies));
-    // C does not depend on the outputs asked for, though they choose the kernel (MoE: segments without columnwise
-    // outputs, tiles with them; one group: split K or row pairs by size): each promotes the same K blocks of a row
-    // in the same order.
-    CHECK_MESSAGE(st.c_differs == 0, st.c_differs, " runs wrote a C that differs from the C-only run's");
 }
 
 // ---- (b) cuBLASLt per group -------------------------------------------------------------------------------------
@@ -1008,13 +1011,16 @@ Problem one_group_problem(std::mt19937& rng, int64_t m, int64_t n, int64_t k, bo
     return p;
 }
 
-// C of a C-only run: what every other set of outputs of the same problem must quantize.
-std::vector<uint16_t> c_only_run(fqHandle_t gpu, const Problem& p, const DeviceProblem& dp) {
-    GpuOutputs base(p, Variant::c_only());
-    REQUIRE_MESSAGE(call_gemm(gpu, p, Variant::c_only(), dp.operands(p), base.ptrs(), nullptr) == FQ_STATUS_SUCCESS,
-                    last_gemm_message);
-    CUDA_OK(cudaDeviceSynchronize());
-    return as_u16(base.c->download("C (C-only run)"));
+// For each shape (m, n, k, offsets) a one-group problem on the GPU and its C-only run's C: run(shape, problem,
+// device problem, base C).
+template <class Shape, size_t N, class Run>
+void for_each_one_group_problem(fqHandle_t gpu, std::mt19937& rng, const Shape (&shapes)[N], Run&& run) {
+    for (const Shape& sh : shapes) {
+        const Problem p = one_group_problem(rng, sh.m, sh.n, sh.k, sh.offsets);
+        CAPTURE(p.describe());
+        const DeviceProblem dp(p);
+        run(sh, p, dp, c_only_run(gpu, p, dp));
+    }
 }
 
 TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a cluster per unit sums K slices "
@@ -1036,23 +1042,16 @@ TEST_CASE("split K (one group, fewer 128 x 128-output units than half the SMs: a
                             {300, 768, 2048, false, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, 64},
                             {500, 1024, 1008, true, FQ_GATE_LAYOUT_SPLIT, 32}};  // a partial last K block
     Stats st;
-    for (const Shape& sh : shapes) {
-        const Problem p = one_group_problem(rng, sh.m, sh.n, sh.k, sh.offsets);
-        CAPTURE(p.describe());
-        const DeviceProblem dp(p);
-        const std::vector<uint16_t> base_c = c_only_run(gpu.h, p, dp);
+    for_each_one_group_problem(gpu.h, rng, shapes, [&](const Shape& sh, const Problem& p, const DeviceProblem& dp,
+                                                       const std::vector<uint16_t>& base_c) {
         for (int32_t outputs : {int32_t(FQ_OUTPUT_ROWWISE), int32_t(FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE)}) {
             Variant v;
             v.gate = sh.gate, v.block = sh.block, v.outputs = outputs, v.col_block = 128;
             v.prob = v.c = v.d = true;
             v.act = outputs == FQ_OUTPUT_ROWWISE ? FQ_ACTIVATION_SILU : FQ_ACTIVATION_SWIGLU_OAI;
-            GpuOutputs o(p, v);
-            REQUIRE_MESSAGE(call_gemm(gpu.h, p, v, dp.operands(p), o.ptrs(), nullptr) == FQ_STATUS_SUCCESS, last_gemm_message);
-            CUDA_OK(cudaDeviceSynchronize());
-            check_outputs(p, v, o, &base_c, st);
-            CHECK_MESSAGE(as_u16(o.c->download("C")) == base_c, "C differs from the C-only run's: ", v.describe());
+            run_and_check(gpu.h, p, dp, v, &base_c, st);  // C too: equal to the C-only run's
         }
-    }
+    });
     MESSAGE("split K: ", st.runs, " runs, ", st.c_values, " C values (worst error/tolerance ", st.worst, "), ", st.d_values,
             " D values, ", st.out_bytes, " quantized bytes");
 }
@@ -1072,11 +1071,8 @@ TEST_CASE("row pairs (split K's GEMMs with rowwise fp8 codes alone, SiLU or SwiG
     const Shape shapes[] = {{512, 4096, 7168, false}, {300, 1024, 512, false}, {130, 512, 640, true},
                             {77, 640, 640, true},     {1, 256, 512, false},    {200, 768, 592, false}};
     Stats st;
-    for (const Shape& sh : shapes) {
-        const Problem p = one_group_problem(rng, sh.m, sh.n, sh.k, sh.offsets);
-        CAPTURE(p.describe());
-        const DeviceProblem dp(p);
-        const std::vector<uint16_t> base_c = c_only_run(gpu.h, p, dp);
+    for_each_one_group_problem(gpu.h, rng, shapes, [&](const Shape& sh, const Problem& p, const DeviceProblem& dp,
+                                                       const std::vector<uint16_t>& base_c) {
         for (int i = 0; i < 6; ++i) {
             Variant v = lean_variant(rng, p, i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU);
             v.gate = int32_t(1 + i % 3);  // split, interleaved, block
@@ -1085,7 +1081,7 @@ TEST_CASE("row pairs (split K's GEMMs with rowwise fp8 codes alone, SiLU or SwiG
             while (sh.n / 2 % v.group != 0) v.group /= 2;
             run_and_check(gpu.h, p, dp, v, &base_c, st);
         }
-    }
+    });
     MESSAGE("row pairs: ", st.runs, " runs, ", st.out_bytes, " quantized bytes, ", st.scale_bytes, " scale bytes");
 }
 

@@ -6,20 +6,17 @@
 # under split K); a shape the library refuses. 26 lines, each PASS (LAB_STOP=1: stops at the first that is not, exit 1).
 #   tools/lab/gemm_lab_checks.sh gemm_lab_x   (on the device, build-lab carried)
 v=build-lab/$1; L="timeout ${LAB_TIMEOUT:-20}"
-r() {  # the verdict first (a log cut to a width keeps it); LAB_STOP=1: stop at the first line without PASS (exit 1)
-  local out verdict
-  out=$($L "$@" 2>&1 | grep -E "bad|differ|FAIL|PASS" | tr '\n' ' ')
-  verdict=$([[ $out == *PASS* ]] && echo PASS || echo FAIL)
+# expect WORD CMD...: the run's check lines, PASS when they hold WORD; the verdict first (a log cut to a width keeps
+# it); LAB_STOP=1: stop at the first line without PASS (exit 1)
+expect() {
+  local want=$1 out verdict=FAIL; shift
+  out=$($L "$@" 2>&1 | grep -E "bad|differ|FAIL|PASS|^refused" | tr '\n' ' ')
+  [[ $out == *"$want"* ]] && verdict=PASS
   echo "$verdict $* :: $out"
   if [[ -n ${LAB_STOP:-} && $verdict != PASS ]]; then exit 1; fi
 }
-refused() {  # a shape fqGroupedGemm refuses: the lab refuses it too, before any launch (PASS if so)
-  local out verdict
-  out=$($L "$@" 2>&1 | grep -E "^refused" | head -1)
-  verdict=$([[ -n $out ]] && echo PASS || echo FAIL)
-  echo "$verdict $* :: ${out:-not refused}"
-  if [[ -n ${LAB_STOP:-} && $verdict != PASS ]]; then exit 1; fi
-}
+r() { expect PASS "$@"; }
+refused() { expect refused "$@"; }  # a shape fqGroupedGemm refuses: the lab refuses it too, before any launch
 r $v 1000 512 1024 3 1 split 1
 r $v 1000 1024 1280 4 1 bi32 1
 r env LAB_CLUSTER=1 $v 700 1024 2048 5 1 inter 1
