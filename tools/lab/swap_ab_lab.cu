@@ -1,0 +1,322 @@
+// Lab probe (not the library): the small-M grouped GEMM with A and B swapped, so that C is computed transposed.
+// Question it answers: at M <= 256, can a CTA per 64 rows of B x 128 tokens over all of K (no split K, no partial
+// sums crossing CTAs) read B as fast as split K does, and what does writing C (bf16, transposed back through
+// shared memory) add? GEMM only: no activation, no quantization (a 128-output group would span the cluster of four,
+// which would exchange one amax per token). C is checked against an fp64 reference on sampled entries.
+//   swap_ab_lab M N K [reps]     (one group; M a multiple of 128, N of 64 x cluster, K of 128)
+// Build: nvcc -O3 -std=c++17 -I src -gencode arch=compute_90a,code=sm_90a [-DSWAP_WGS=1|2] [-DSWAP_STAGES=n]
+//   [-DSWAP_CLUSTER=1|2|4] tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1   (consumer warpgroups: 2 split K by
+//   block parity and add in shared memory; stages of 24 KB; CTAs sharing A). Run time: SWAP_PREFETCH=D prefetches
+//   B into L2 D blocks ahead of its load. Measured in docs/perf.md, session 33.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/gemm/sm90.cuh"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); std::exit(1); } } while (0)
+
+namespace {
+
+constexpr int kRowsB = 64;    // B rows a CTA: the MMA's 64 rows
+constexpr int kTokens = 128;  // tokens a CTA: the MMA's 128 columns
+constexpr int kTileK = 128;
+#ifndef SWAP_STAGES
+#define SWAP_STAGES 6
+#endif
+#ifndef SWAP_CLUSTER
+#define SWAP_CLUSTER 4
+#endif
+constexpr int kStages = SWAP_STAGES;
+constexpr int kCluster = SWAP_CLUSTER;  // CTAs sharing the tokens' A tile (multicast), neighbouring B rows
+constexpr int kPieces = 4 / kCluster;   // 32-row boxes of A a CTA loads and multicasts
+#ifndef SWAP_WGS
+#define SWAP_WGS 2
+#endif
+constexpr int kWgs = SWAP_WGS;  // consumer warpgroups: K blocks kb with kb % kWgs == h are warpgroup h's
+constexpr int kThreads = 128 * (1 + kWgs);  // warp 0 producer, then the consumer warpgroups
+static_assert(kStages % kWgs == 0, "a warpgroup's stages recur");
+constexpr int kStagePad = 72; // bf16 a row of the C staging (64 + 8: rows start in different banks)
+
+struct Smem {
+    uint8_t a[kStages][kTokens * kTileK];  // 16 KB a stage, 1024-aligned (swizzle atoms)
+    uint8_t b[kStages][kRowsB * kTileK];   // 8 KB
+    __nv_bfloat16 c[kTokens][kStagePad];   // C transposed back: token rows
+    float a_scale[kStages][kTokens];
+    float partial[kWgs > 1 ? 64 * 128 : 1];  // warpgroup 1's sums, for warpgroup 0
+    float b_scale[kStages][4];
+    uint64_t full[kStages], empty[kStages];
+};
+
+struct Args {
+    const float* a_scales;  // [K/128][M]: token m's scale of K block kb at kb * m + m
+    const float* b_scales;  // [N/128][K/128]
+    __nv_bfloat16* c;       // [M][N]
+    int m, n, k_blocks;
+    int prefetch;  // B blocks prefetched into L2 ahead of the load (0: none)
+};
+
+__global__ void __launch_bounds__(kThreads, 1)
+    swap_ab_gemm(const __grid_constant__ Args p, const __grid_constant__ CUtensorMap map_a,
+                 const __grid_constant__ CUtensorMap map_b) {
+#ifdef FQ_SM90A
+    using namespace fq::sm90;
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    Smem& s = *reinterpret_cast<Smem*>(smem_raw);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t rank = cluster_rank();
+    const int b_blocks = p.n / kRowsB;
+    const int n0 = (blockIdx.x % b_blocks) * kRowsB, t0 = (blockIdx.x / b_blocks) * kTokens;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < kStages; ++i) {
+            mbar_init(&s.full[i], 1 + 32);
+            mbar_init(&s.empty[i], kCluster * 4);  // the stage's consumer warps, of every CTA: A lands in all four
+        }
+        fence_barrier_init();
+    }
+    cluster_sync();
+    if (kWgs > 1) {  // the producer's warpgroup gives its registers to the consumers' (88 + 2 x 208 = 3 x 168)
+        if (warp < 4) asm volatile("setmaxnreg.dec.sync.aligned.u32 88;");
+        else asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+    }
+    if (warp == 0) {
+        if (lane == 0) {
+            tma_prefetch_descriptor(&map_a);
+            tma_prefetch_descriptor(&map_b);
+        }
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < p.k_blocks; ++kb) {
+            mbar_wait(&s.empty[stage], phase ^ 1);
+            if (lane == 0) {
+                mbar_arrive_expect_tx(&s.full[stage], sizeof(s.a[0]) + sizeof(s.b[0]));
+#pragma unroll
+                for (int j = 0; j < kPieces; ++j) {
+                    const int piece = int(rank) * kPieces + j;
+                    tma_load_2d_multicast(s.a[stage] + piece * 32 * kTileK, &map_a, &s.full[stage], kb * kTileK,
+                                          t0 + piece * 32, uint16_t((1u << kCluster) - 1));
+                }
+                tma_load_2d(s.b[stage], &map_b, &s.full[stage], kb * kTileK, n0);
+                // B's bytes in flight are what a CTA reads HBM with (A is multicast): an L2 prefetch p.prefetch
+                // blocks ahead adds to them without shared memory.
+                if (p.prefetch > 0 && kb + p.prefetch < p.k_blocks)
+                    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
+                                     reinterpret_cast<uint64_t>(&map_b)),
+                                 "r"((kb + p.prefetch) * kTileK), "r"(n0)
+                                 : "memory");
+            }
+            const float* src = p.a_scales + int64_t(kb) * p.m + t0 + lane;
+            const uint32_t dst = smem_addr(&s.a_scale[stage][lane]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) cp_async_4(dst + 128 * j, src + 32 * j);
+            if (lane == 0) cp_async_4(smem_addr(&s.b_scale[stage][0]), p.b_scales + int64_t(n0 / 128) * p.k_blocks + kb);
+            cp_async_arrive(&s.full[stage]);
+            if (++stage == kStages) { stage = 0; phase ^= 1; }
+        }
+    } else if (warp >= 4) {  // consumer warpgroup h
+        const int h = threadIdx.x / 128 - 1, ctid = threadIdx.x % 128, w = ctid / 32, q = lane % 4;
+        uint32_t empty_at[kCluster];
+#pragma unroll
+        for (int c = 0; c < kCluster; ++c) empty_at[c] = cluster_address(smem_addr(&s.empty[0]), c);
+        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0]);  // the MMA's A operand: B's 64 rows
+        const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0]);  // the MMA's B operand: the 128 tokens
+        constexpr uint32_t kStepA = sizeof(s.a[0]) >> 4, kStepB = sizeof(s.b[0]) >> 4;
+        float acc[64], total[64];
+#pragma unroll
+        for (int i = 0; i < 64; ++i) total[i] = 0.0f;
+        int stage = h;
+        uint32_t phase = 0;
+        for (int kb = h; kb < p.k_blocks; kb += kWgs) {
+            mbar_wait(&s.full[stage], phase);
+            wgmma_fence();
+            fence_operands(acc);
+#pragma unroll
+            for (int kk = 0; kk < kTileK / 32; ++kk)
+                wgmma_m64n128k32_e4m3(acc, desc_b0 + stage * kStepB + 2 * kk, desc_a0 + stage * kStepA + 2 * kk, kk > 0);
+            wgmma_commit();
+            // Column (token) scales of this thread's 32 columns: 8 j + 2 q + {0, 1}; B's one block scale.
+            float2 sa[16];
+#pragma unroll
+            for (int j = 0; j < 16; ++j) sa[j] = *reinterpret_cast<const float2*>(&s.a_scale[stage][8 * j + 2 * q]);
+            const float sb = s.b_scale[stage][0];
+            wgmma_wait<0>();
+            fence_operands(acc);
+            if (lane == 0)
+#pragma unroll
+                for (int c = 0; c < kCluster; ++c) mbar_arrive_remote(empty_at[c] + 8 * stage);
+            if ((stage += kWgs) >= kStages) { stage -= kStages; phase ^= 1; }
+#pragma unroll
+            for (int i = 0; i < 64; ++i) {
+                const float a = (i & 1) ? sa[i / 4].y : sa[i / 4].x;
+                total[i] = __fmaf_rn(acc[i], a * sb, total[i]);
+            }
+        }
+        if (kWgs > 1) {  // warpgroup 1's sums to warpgroup 0, which adds them (in that order: the sum is fixed)
+            if (h == 1)
+#pragma unroll
+                for (int i = 0; i < 64; ++i) s.partial[i * 128 + ctid] = total[i];
+            asm volatile("bar.sync 2, %0;" ::"n"(128 * kWgs) : "memory");
+            if (h == 1) goto done;
+#pragma unroll
+            for (int i = 0; i < 64; ++i) total[i] += s.partial[i * 128 + ctid];
+        }
+        // C transposed back through shared memory: d[i] is B row 16w + l/4 + 8((i/2)%2), token 8(i/4) + 2q + i%2.
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {
+            const int row = 16 * w + lane / 4 + 8 * ((i / 2) % 2), tok = 8 * (i / 4) + 2 * q + (i % 2);
+            s.c[tok][row] = __float2bfloat16_rn(total[i]);
+        }
+        asm volatile("bar.sync 1, 128;" ::: "memory");
+        for (int chunk = ctid; chunk < kTokens * 8; chunk += 128) {  // 8 x 16 bytes a token row
+            const int tok = chunk / 8, part = chunk % 8;
+            const uint4 v = *reinterpret_cast<const uint4*>(&s.c[tok][8 * part]);
+            *reinterpret_cast<uint4*>(p.c + int64_t(t0 + tok) * p.n + n0 + 8 * part) = v;
+        }
+    }
+done:
+    cluster_sync();  // peers may still multicast into this CTA or arrive on its barriers
+#endif
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+CUtensorMap map_of(const void* base, int64_t rows, int64_t cols, uint32_t box_rows) {
+    static EncodeTiled encode = nullptr;
+    if (!encode) {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+        encode = reinterpret_cast<EncodeTiled>(fn);
+    }
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(cols)};
+    const cuuint32_t box[2] = {kTileK, box_rows};
+    const cuuint32_t elem[2] = {1, 1};
+    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, elem,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        std::printf("cuTensorMapEncodeTiled failed\n");
+        std::exit(1);
+    }
+    return map;
+}
+
+double e4m3(uint8_t v) {
+    const int s = v >> 7, e = (v >> 3) & 15, m = v & 7;
+    const double x = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
+    return s ? -x : x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) { std::printf("usage: swap_ab_lab M N K [reps]\n"); return 2; }
+    const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
+    const int reps = argc > 4 ? std::atoi(argv[4]) : 20;
+    if (m % kTokens || n % (kRowsB * kCluster) || k % kTileK) { std::printf("shape not supported\n"); return 2; }
+    const int kb = k / kTileK;
+    std::mt19937 rng(7);
+    auto code = [&] { uint8_t v; do v = uint8_t(rng()); while ((v & 0x7F) == 0x7F || ((v >> 3) & 15) > 9); return v; };
+    std::vector<uint8_t> a(size_t(m) * k), b(size_t(n) * k);
+    for (auto& v : a) v = code();
+    for (auto& v : b) v = code();
+    std::uniform_real_distribution<float> u(0.5f, 2.0f);
+    std::vector<float> sa(size_t(kb) * m), sb(size_t(n / 128) * kb);
+    for (auto& v : sa) v = u(rng) / 64;
+    for (auto& v : sb) v = u(rng) / 64;
+    uint8_t *da, *db;
+    float *dsa, *dsb;
+    __nv_bfloat16* dc;
+    CK(cudaMalloc(&da, a.size()));
+    CK(cudaMalloc(&db, b.size()));
+    CK(cudaMalloc(&dsa, sa.size() * 4));
+    CK(cudaMalloc(&dsb, sb.size() * 4));
+    CK(cudaMalloc(&dc, size_t(m) * n * 2));
+    CK(cudaMemcpy(da, a.data(), a.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, b.data(), b.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dsa, sa.data(), sa.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dsb, sb.data(), sb.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dc, 0xAB, size_t(m) * n * 2));
+    const CUtensorMap map_a = map_of(da, m, k, 32), map_b = map_of(db, n, k, kRowsB);
+    const int prefetch = std::getenv("SWAP_PREFETCH") ? std::atoi(std::getenv("SWAP_PREFETCH")) : 0;
+    Args args{dsa, dsb, dc, m, n, kb, prefetch};
+
+    const size_t smem = sizeof(Smem) + 1024;
+    CK(cudaFuncSetAttribute(swap_ab_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    cfg.blockDim = dim3(kThreads);
+    cfg.gridDim = dim3(unsigned((n / kRowsB) * (m / kTokens)));
+    cfg.dynamicSmemBytes = smem;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = kCluster;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, swap_ab_gemm, &cfg));
+    std::printf("%d stages; L2 prefetch %d blocks ahead; %d consumer warpgroup(s); M %d N %d K %d: %u CTAs in clusters of %d (%d clusters at once), %zu bytes of shared memory\n", kStages, prefetch, kWgs, m, n, k,
+                cfg.gridDim.x, kCluster, clusters, smem);
+    CK(cudaLaunchKernelEx(&cfg, swap_ab_gemm, args, map_a, map_b));
+    CK(cudaDeviceSynchronize());
+
+    std::vector<__nv_bfloat16> c(size_t(m) * n);
+    CK(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    double worst = 0;
+    for (int s = 0; s < 4000; ++s) {
+        const int r = int(rng() % m), col = int(rng() % n);
+        double ref = 0, mag = 0;
+        for (int j = 0; j < kb; ++j) {
+            double part = 0, pmag = 0;
+            for (int t = 0; t < kTileK; ++t) {
+                const double x = e4m3(a[size_t(r) * k + j * kTileK + t]) * e4m3(b[size_t(col) * k + j * kTileK + t]);
+                part += x;
+                pmag += std::fabs(x);
+            }
+            const double scale = double(sa[size_t(j) * m + r]) * sb[size_t(col / 128) * kb + j];
+            ref += part * scale;
+            mag += pmag * scale;
+        }
+        const double got = double(__bfloat162float(c[size_t(r) * n + col]));
+        const double err = std::fabs(got - ref) / (std::ldexp(std::fabs(ref), -8) + std::ldexp(mag, -9) + 1e-300);  // docs/gemm.md
+        worst = std::max(worst, err);
+        if (!(err <= 1.0)) { if (bad < 5) std::printf("  C[%d,%d] got %g want %g\n", r, col, got, ref); ++bad; }
+    }
+    std::printf("C: 4000 sampled, %d bad, worst err/tol %.3f\n", bad, worst);
+
+    void* flush = nullptr;
+    CK(cudaMalloc(&flush, size_t(256) << 20));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int mode = 0; mode < 2; ++mode) {
+        std::vector<float> t;
+        for (int i = 0; i < reps; ++i) {
+            if (mode == 0) CK(cudaMemsetAsync(flush, i & 0xFF, size_t(256) << 20));
+            CK(cudaEventRecord(e0));
+            CK(cudaLaunchKernelEx(&cfg, swap_ab_gemm, args, map_a, map_b));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            t.push_back(ms * 1000);
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("%s: median %.1f us (min %.1f): %.0f TFLOP/s, B read at %.2f TB/s\n",
+                    mode == 0 ? "L2 flushed" : "L2 warm   ", t[t.size() / 2], t[0],
+                    2.0 * m * n * k / (t[t.size() / 2] * 1e-6) / 1e12, double(n) * k / (t[t.size() / 2] * 1e-6) / 1e12);
+    }
+    return bad ? 1 : 0;
+}
