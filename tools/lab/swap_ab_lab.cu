@@ -26,8 +26,15 @@
 
 namespace {
 
-constexpr int kRowsB = 64;    // B rows a CTA: the MMA's 64 rows
-constexpr int kTokens = 128;  // tokens a CTA: the MMA's 128 columns
+#ifndef SWAP_WIDE
+#define SWAP_WIDE 0
+#endif
+// 0: a CTA computes 64 B rows x 128 tokens (wgmma m64n128; with two warpgroups they split K by block parity).
+// 1: 128 B rows x 64 tokens (wgmma m64n64, warpgroup h B rows 64h ..): B is two thirds of a stage, not one third.
+constexpr bool kWide = SWAP_WIDE;
+constexpr int kRowsB = kWide ? 128 : 64;  // B rows a CTA
+constexpr int kTokens = kWide ? 64 : 128;  // tokens a CTA: the MMA's columns
+constexpr int kAcc = kTokens / 2;          // accumulators a thread
 constexpr int kTileK = 128;
 #ifndef SWAP_STAGES
 #define SWAP_STAGES 6
@@ -37,24 +44,53 @@ constexpr int kTileK = 128;
 #endif
 constexpr int kStages = SWAP_STAGES;
 constexpr int kCluster = SWAP_CLUSTER;  // CTAs sharing the tokens' A tile (multicast), neighbouring B rows
-constexpr int kPieces = 4 / kCluster;   // 32-row boxes of A a CTA loads and multicasts
+constexpr int kPieces = kTokens / 32 / kCluster;  // 32-row boxes of A a CTA loads and multicasts
 #ifndef SWAP_WGS
 #define SWAP_WGS 2
 #endif
 constexpr int kWgs = SWAP_WGS;  // consumer warpgroups: K blocks kb with kb % kWgs == h are warpgroup h's
 constexpr int kThreads = 128 * (1 + kWgs);  // warp 0 producer, then the consumer warpgroups
-static_assert(kStages % kWgs == 0, "a warpgroup's stages recur");
-constexpr int kStagePad = 72; // bf16 a row of the C staging (64 + 8: rows start in different banks)
+constexpr bool kSplitKWgs = !kWide && kWgs > 1;  // the warpgroups split K (else B rows, or there is one)
+static_assert(!kSplitKWgs || kStages % kWgs == 0, "a warpgroup's stages recur");
+static_assert(!kWide || kWgs == 2, "the wide CTA's two warpgroups take 64 B rows each");
+constexpr int kStagePad = kRowsB + 8;  // bf16 a row of the C staging (+8: rows start in different banks)
+constexpr int kWaiters = kWide ? kWgs : 1;  // consumer warpgroups reading each stage
 
 struct Smem {
     uint8_t a[kStages][kTokens * kTileK];  // 16 KB a stage, 1024-aligned (swizzle atoms)
     uint8_t b[kStages][kRowsB * kTileK];   // 8 KB
     __nv_bfloat16 c[kTokens][kStagePad];   // C transposed back: token rows
     float a_scale[kStages][kTokens];
-    float partial[kWgs > 1 ? 64 * 128 : 1];  // warpgroup 1's sums, for warpgroup 0
+    float partial[kSplitKWgs ? 64 * 128 : 1];  // warpgroup 1's sums, for warpgroup 0
     float b_scale[kStages][4];
     uint64_t full[kStages], empty[kStages];
 };
+
+#ifdef FQ_SM90A
+__device__ __forceinline__ void fence_operands32(float (&d)[32]) {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// D[64 x 64] (+)= A[64 x 32] * B[64 x 32]^T, the n64 sibling of sm90.cuh's m64n128k32.
+__device__ __forceinline__ void wgmma_m64n64k32_e4m3(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)));
+}
+__device__ __forceinline__ void wgmma_m64nk32(float (&d)[64], uint64_t a, uint64_t b, bool acc) {
+    fq::sm90::wgmma_m64n128k32_e4m3(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_m64nk32(float (&d)[32], uint64_t a, uint64_t b, bool acc) { wgmma_m64n64k32_e4m3(d, a, b, acc); }
+__device__ __forceinline__ void fence_acc(float (&d)[64]) { fq::sm90::fence_operands(d); }
+__device__ __forceinline__ void fence_acc(float (&d)[32]) { fence_operands32(d); }
+#endif
 
 struct Args {
     const float* a_scales;  // [K/128][M]: token m's scale of K block kb at kb * m + m
@@ -78,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStages; ++i) {
             mbar_init(&s.full[i], 1 + 32);
-            mbar_init(&s.empty[i], kCluster * 4);  // the stage's consumer warps, of every CTA: A lands in all four
+            mbar_init(&s.empty[i], kCluster * 4 * kWaiters);  // the stage's consumer warps, of every CTA: A lands in all four
         }
         fence_barrier_init();
     }
@@ -116,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float* src = p.a_scales + int64_t(kb) * p.m + t0 + lane;
             const uint32_t dst = smem_addr(&s.a_scale[stage][lane]);
 #pragma unroll
-            for (int j = 0; j < 4; ++j) cp_async_4(dst + 128 * j, src + 32 * j);
+            for (int j = 0; j < kTokens / 32; ++j) cp_async_4(dst + 128 * j, src + 32 * j);
             if (lane == 0) cp_async_4(smem_addr(&s.b_scale[stage][0]), p.b_scales + int64_t(n0 / 128) * p.k_blocks + kb);
             cp_async_arrive(&s.full[stage]);
             if (++stage == kStages) { stage = 0; phase ^= 1; }
@@ -126,40 +162,41 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t empty_at[kCluster];
 #pragma unroll
         for (int c = 0; c < kCluster; ++c) empty_at[c] = cluster_address(smem_addr(&s.empty[0]), c);
-        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0]);  // the MMA's A operand: B's 64 rows
+        const uint64_t desc_b0 = smem_descriptor_sw128(s.b[0] + (kWide ? h * 64 * kTileK : 0));  // MMA's A: 64 B rows
         const uint64_t desc_a0 = smem_descriptor_sw128(s.a[0]);  // the MMA's B operand: the 128 tokens
         constexpr uint32_t kStepA = sizeof(s.a[0]) >> 4, kStepB = sizeof(s.b[0]) >> 4;
-        float acc[64], total[64];
+        float acc[kAcc], total[kAcc];
 #pragma unroll
-        for (int i = 0; i < 64; ++i) total[i] = 0.0f;
-        int stage = h;
+        for (int i = 0; i < kAcc; ++i) total[i] = 0.0f;
+        constexpr int kStep = kSplitKWgs ? kWgs : 1;
+        int stage = kSplitKWgs ? h : 0;
         uint32_t phase = 0;
-        for (int kb = h; kb < p.k_blocks; kb += kWgs) {
+        for (int kb = kSplitKWgs ? h : 0; kb < p.k_blocks; kb += kStep) {
             mbar_wait(&s.full[stage], phase);
             wgmma_fence();
-            fence_operands(acc);
+            fence_acc(acc);
 #pragma unroll
             for (int kk = 0; kk < kTileK / 32; ++kk)
-                wgmma_m64n128k32_e4m3(acc, desc_b0 + stage * kStepB + 2 * kk, desc_a0 + stage * kStepA + 2 * kk, kk > 0);
+                wgmma_m64nk32(acc, desc_b0 + stage * kStepB + 2 * kk, desc_a0 + stage * kStepA + 2 * kk, kk > 0);
             wgmma_commit();
             // Column (token) scales of this thread's 32 columns: 8 j + 2 q + {0, 1}; B's one block scale.
-            float2 sa[16];
+            float2 sa[kTokens / 8];
 #pragma unroll
-            for (int j = 0; j < 16; ++j) sa[j] = *reinterpret_cast<const float2*>(&s.a_scale[stage][8 * j + 2 * q]);
+            for (int j = 0; j < kTokens / 8; ++j) sa[j] = *reinterpret_cast<const float2*>(&s.a_scale[stage][8 * j + 2 * q]);
             const float sb = s.b_scale[stage][0];
             wgmma_wait<0>();
-            fence_operands(acc);
+            fence_acc(acc);
             if (lane == 0)
 #pragma unroll
                 for (int c = 0; c < kCluster; ++c) mbar_arrive_remote(empty_at[c] + 8 * stage);
-            if ((stage += kWgs) >= kStages) { stage -= kStages; phase ^= 1; }
+            if ((stage += kStep) >= kStages) { stage -= kStages; phase ^= 1; }
 #pragma unroll
-            for (int i = 0; i < 64; ++i) {
+            for (int i = 0; i < kAcc; ++i) {
                 const float a = (i & 1) ? sa[i / 4].y : sa[i / 4].x;
                 total[i] = __fmaf_rn(acc[i], a * sb, total[i]);
             }
         }
-        if (kWgs > 1) {  // warpgroup 1's sums to warpgroup 0, which adds them (in that order: the sum is fixed)
+        if (kSplitKWgs) {  // warpgroup 1's sums to warpgroup 0, which adds them (in that order: the sum is fixed)
             if (h == 1)
 #pragma unroll
                 for (int i = 0; i < 64; ++i) s.partial[i * 128 + ctid] = total[i];
@@ -170,13 +207,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         // C transposed back through shared memory: d[i] is B row 16w + l/4 + 8((i/2)%2), token 8(i/4) + 2q + i%2.
 #pragma unroll
-        for (int i = 0; i < 64; ++i) {
-            const int row = 16 * w + lane / 4 + 8 * ((i / 2) % 2), tok = 8 * (i / 4) + 2 * q + (i % 2);
+        for (int i = 0; i < kAcc; ++i) {
+            const int row = (kWide ? 64 * h : 0) + 16 * w + lane / 4 + 8 * ((i / 2) % 2), tok = 8 * (i / 4) + 2 * q + (i % 2);
             s.c[tok][row] = __float2bfloat16_rn(total[i]);
         }
-        asm volatile("bar.sync 1, 128;" ::: "memory");
-        for (int chunk = ctid; chunk < kTokens * 8; chunk += 128) {  // 8 x 16 bytes a token row
-            const int tok = chunk / 8, part = chunk % 8;
+        asm volatile("bar.sync 1, %0;" ::"n"(128 * kWaiters) : "memory");
+        constexpr int kParts = kRowsB / 8;  // 16 bytes of a token row
+        for (int chunk = (kWide ? h * 128 : 0) + ctid; chunk < kTokens * kParts; chunk += 128 * kWaiters) {
+            const int tok = chunk / kParts, part = chunk % kParts;
             const uint4 v = *reinterpret_cast<const uint4*>(&s.c[tok][8 * part]);
             *reinterpret_cast<uint4*>(p.c + int64_t(t0 + tok) * p.n + n0 + 8 * part) = v;
         }
