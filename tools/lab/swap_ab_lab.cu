@@ -5,11 +5,14 @@
 // which would exchange one amax per token). C is checked against an fp64 reference on sampled entries.
 //   swap_ab_lab M N K [reps]     (one group; M a multiple of 128, N of 64 x cluster, K of 128)
 // Build: nvcc -O3 -std=c++17 -I src -gencode arch=compute_90a,code=sm_90a [-DSWAP_WGS=1|2] [-DSWAP_STAGES=n]
-//   [-DSWAP_CLUSTER=1|2|4] tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1   (consumer warpgroups: 2 split K by
-//   block parity and add in shared memory; stages of 24 KB; CTAs sharing A). Run time: SWAP_PREFETCH=D prefetches
-//   B into L2 D blocks ahead of its load. Measured in docs/perf.md, session 33.
+//   [-DSWAP_CLUSTER=1|2|4] [-DSWAP_WIDE=1] [-DSWAP_FUSED=1] tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1
+//   (consumer warpgroups: 2 split K by block parity and add in shared memory, or with SWAP_WIDE take 64 B rows each
+//   of a 128 B rows x 64 tokens CTA; stages of 24 KB; CTAs sharing A; SWAP_FUSED: SiLU and e4m3 codes in 1x128
+//   groups instead of C). Run time: SWAP_PREFETCH=D prefetches B into L2 D blocks ahead of its load. Measured in
+//   docs/perf.md, session 33.
 #include <cuda.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,7 +34,14 @@ namespace {
 #endif
 // 0: a CTA computes 64 B rows x 128 tokens (wgmma m64n128; with two warpgroups they split K by block parity).
 // 1: 128 B rows x 64 tokens (wgmma m64n64, warpgroup h B rows 64h ..): B is two thirds of a stage, not one third.
+#ifndef SWAP_FUSED
+#define SWAP_FUSED 0
+#endif
 constexpr bool kWide = SWAP_WIDE;
+// The fused epilogue (narrow CTA, one warpgroup, clusters of four): the CTA's 64 B rows are the gate and up rows of
+// 32 outputs (split halves: rows o0 .. o0 + 31 and H + o0 ..), y = silu(g) * u per token, the token's amax over its
+// 128-output group met across the cluster (DSMEM), e4m3 codes (1x128 groups) and one scale per token and group.
+constexpr bool kFused = SWAP_FUSED;
 constexpr int kRowsB = kWide ? 128 : 64;  // B rows a CTA
 constexpr int kTokens = kWide ? 64 : 128;  // tokens a CTA: the MMA's columns
 constexpr int kAcc = kTokens / 2;          // accumulators a thread
@@ -53,7 +63,10 @@ constexpr int kThreads = 128 * (1 + kWgs);  // warp 0 producer, then the consume
 constexpr bool kSplitKWgs = !kWide && kWgs > 1;  // the warpgroups split K (else B rows, or there is one)
 static_assert(!kSplitKWgs || kStages % kWgs == 0, "a warpgroup's stages recur");
 static_assert(!kWide || kWgs == 2, "the wide CTA's two warpgroups take 64 B rows each");
-constexpr int kStagePad = kRowsB + 8;  // bf16 a row of the C staging (+8: rows start in different banks)
+// bf16 a row of the C staging: +8 keeps the 16-byte reads of the C store aligned; the fused epilogue reads token
+// rows a word at a time, one token a thread, so its rows are 33 words apart (every thread in its own bank).
+constexpr int kStagePad = kFused ? kRowsB + 2 : kRowsB + 8;
+static_assert(!kFused || (!kWide && SWAP_WGS == 1 && SWAP_CLUSTER == 4), "the fused probe: narrow, one warpgroup, four CTAs");
 constexpr int kWaiters = kWide ? kWgs : 1;  // consumer warpgroups reading each stage
 
 struct Smem {
@@ -63,6 +76,7 @@ struct Smem {
     float a_scale[kStages][kTokens];
     float partial[kSplitKWgs ? 64 * 128 : 1];  // warpgroup 1's sums, for warpgroup 0
     float b_scale[kStages][4];
+    float amax[4][kTokens];  // fused: each CTA's amax of every token over its 32 outputs
     uint64_t full[kStages], empty[kStages];
 };
 
@@ -96,6 +110,8 @@ struct Args {
     const float* a_scales;  // [K/128][M]: token m's scale of K block kb at kb * m + m
     const float* b_scales;  // [N/128][K/128]
     __nv_bfloat16* c;       // [M][N]
+    uint8_t* q;             // fused: [M][N / 2] e4m3 codes
+    float* scales;          // fused: [M][N / 256] (row-major)
     int m, n, k_blocks;
     int prefetch;  // B blocks prefetched into L2 ahead of the load (0: none)
 };
@@ -109,6 +125,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     Smem& s = *reinterpret_cast<Smem*>(smem_raw);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t rank = cluster_rank();
+    float y[kFused ? 32 : 1];  // fused: token (thread - 128)'s y of the CTA's 32 outputs
     const int b_blocks = p.n / kRowsB;
     const int n0 = (blockIdx.x % b_blocks) * kRowsB, t0 = (blockIdx.x / b_blocks) * kTokens;
     if (threadIdx.x == 0) {
@@ -140,7 +157,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                     tma_load_2d_multicast(s.a[stage] + piece * 32 * kTileK, &map_a, &s.full[stage], kb * kTileK,
                                           t0 + piece * 32, uint16_t((1u << kCluster) - 1));
                 }
-                tma_load_2d(s.b[stage], &map_b, &s.full[stage], kb * kTileK, n0);
+                if (kFused) {  // the gate rows of the CTA's 32 outputs, then their up rows
+                    tma_load_2d(s.b[stage], &map_b, &s.full[stage], kb * kTileK, n0 / 2);
+                    tma_load_2d(s.b[stage] + 32 * kTileK, &map_b, &s.full[stage], kb * kTileK, p.n / 2 + n0 / 2);
+                } else {
+                    tma_load_2d(s.b[stage], &map_b, &s.full[stage], kb * kTileK, n0);
+                }
                 // B's bytes in flight are what a CTA reads HBM with (A is multicast): an L2 prefetch p.prefetch
                 // blocks ahead adds to them without shared memory.
                 if (p.prefetch > 0 && kb + p.prefetch < p.k_blocks)
@@ -153,7 +175,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t dst = smem_addr(&s.a_scale[stage][lane]);
 #pragma unroll
             for (int j = 0; j < kTokens / 32; ++j) cp_async_4(dst + 128 * j, src + 32 * j);
-            if (lane == 0) cp_async_4(smem_addr(&s.b_scale[stage][0]), p.b_scales + int64_t(n0 / 128) * p.k_blocks + kb);
+            if (kFused && lane < 2)  // gate rows' block, up rows' block
+                cp_async_4(smem_addr(&s.b_scale[stage][lane]),
+                           p.b_scales + int64_t((lane * p.n / 2 + n0 / 2) / 128) * p.k_blocks + kb);
+            else if (!kFused && lane == 0)
+                cp_async_4(smem_addr(&s.b_scale[stage][0]), p.b_scales + int64_t(n0 / 128) * p.k_blocks + kb);
             cp_async_arrive(&s.full[stage]);
             if (++stage == kStages) { stage = 0; phase ^= 1; }
         }
@@ -183,7 +209,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             float2 sa[kTokens / 8];
 #pragma unroll
             for (int j = 0; j < kTokens / 8; ++j) sa[j] = *reinterpret_cast<const float2*>(&s.a_scale[stage][8 * j + 2 * q]);
-            const float sb = s.b_scale[stage][0];
+            const float sb = s.b_scale[stage][kFused && w >= 2 ? 1 : 0];
             wgmma_wait<0>();
             fence_acc(acc);
             if (lane == 0)
@@ -212,11 +238,54 @@ __global__ void __launch_bounds__(kThreads, 1)
             s.c[tok][row] = __float2bfloat16_rn(total[i]);
         }
         asm volatile("bar.sync 1, %0;" ::"n"(128 * kWaiters) : "memory");
+        if constexpr (kFused) {
+            // Token ctid: y of the CTA's 32 outputs, and their amax, to every CTA of the cluster.
+            const uint32_t* row = reinterpret_cast<const uint32_t*>(&s.c[ctid][0]);
+            float amax = 0.0f;
+#pragma unroll
+            for (int o = 0; o < 32; o += 2) {
+                const uint32_t g2 = row[o / 2], u2 = row[16 + o / 2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float g = __uint_as_float((e ? g2 & 0xFFFF0000u : g2 << 16));
+                    const float u = __uint_as_float((e ? u2 & 0xFFFF0000u : u2 << 16));
+                    y[o + e] = g / (1.0f + __expf(-g)) * u;
+                    amax = fmaxf(amax, fabsf(y[o + e]));
+                }
+            }
+            const uint32_t at = smem_addr(&s.amax[rank][ctid]);
+#pragma unroll
+            for (int c = 0; c < kCluster; ++c)
+                asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_address(at, c)), "f"(amax) : "memory");
+            goto exchange;
+        }
         constexpr int kParts = kRowsB / 8;  // 16 bytes of a token row
         for (int chunk = (kWide ? h * 128 : 0) + ctid; chunk < kTokens * kParts; chunk += 128 * kWaiters) {
             const int tok = chunk / kParts, part = chunk % kParts;
             const uint4 v = *reinterpret_cast<const uint4*>(&s.c[tok][8 * part]);
             *reinterpret_cast<uint4*>(p.c + int64_t(t0 + tok) * p.n + n0 + 8 * part) = v;
+        }
+    }
+exchange:
+    if (kFused) {
+        cluster_sync();  // every CTA's amax is in every CTA
+        if (warp >= 4) {
+            const int t = threadIdx.x - 128;
+            const float amax = fmaxf(fmaxf(s.amax[0][t], s.amax[1][t]), fmaxf(s.amax[2][t], s.amax[3][t]));
+            const float scale = amax > 0.0f ? amax / 448.0f : 1.0f, inv = 1.0f / scale;
+            uint32_t words[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                uint32_t wv = 0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    wv |= uint32_t(__nv_cvt_float_to_fp8(y[4 * j + e] * inv, __NV_SATFINITE, __NV_E4M3)) << (8 * e);
+                words[j] = wv;
+            }
+            uint4* dst = reinterpret_cast<uint4*>(p.q + int64_t(t0 + t) * (p.n / 2) + n0 / 2);
+            dst[0] = make_uint4(words[0], words[1], words[2], words[3]);
+            dst[1] = make_uint4(words[4], words[5], words[6], words[7]);
+            if (rank == 0) p.scales[int64_t(t0 + t) * (p.n / 256) + n0 / 256] = scale;
         }
     }
 done:
@@ -286,9 +355,16 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(dsa, sa.data(), sa.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dsb, sb.data(), sb.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemset(dc, 0xAB, size_t(m) * n * 2));
-    const CUtensorMap map_a = map_of(da, m, k, 32), map_b = map_of(db, n, k, kRowsB);
+    const CUtensorMap map_a = map_of(da, m, k, 32), map_b = map_of(db, n, k, kFused ? 32 : kRowsB);
     const int prefetch = std::getenv("SWAP_PREFETCH") ? std::atoi(std::getenv("SWAP_PREFETCH")) : 0;
-    Args args{dsa, dsb, dc, m, n, kb, prefetch};
+    uint8_t* dq = nullptr;
+    float* dscales = nullptr;
+    if (kFused) {
+        CK(cudaMalloc(&dq, size_t(m) * n / 2));
+        CK(cudaMalloc(&dscales, size_t(m) * (n / 256) * 4));
+        CK(cudaMemset(dq, 0xAB, size_t(m) * n / 2));
+    }
+    Args args{dsa, dsb, dc, dq, dscales, m, n, kb, prefetch};
 
     const size_t smem = sizeof(Smem) + 1024;
     CK(cudaFuncSetAttribute(swap_ab_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -309,13 +385,10 @@ int main(int argc, char** argv) {
     CK(cudaLaunchKernelEx(&cfg, swap_ab_gemm, args, map_a, map_b));
     CK(cudaDeviceSynchronize());
 
-    std::vector<__nv_bfloat16> c(size_t(m) * n);
-    CK(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));
-    int bad = 0;
-    double worst = 0;
-    for (int s = 0; s < 4000; ++s) {
-        const int r = int(rng() % m), col = int(rng() % n);
-        double ref = 0, mag = 0;
+    // C[r, col] in fp64 and the sum of its terms' magnitudes (the GPU tests' tolerance, docs/gemm.md).
+    auto c_ref = [&](int r, int col, double& ref, double& mag) {
+        ref = 0;
+        mag = 0;
         for (int j = 0; j < kb; ++j) {
             double part = 0, pmag = 0;
             for (int t = 0; t < kTileK; ++t) {
@@ -327,12 +400,39 @@ int main(int argc, char** argv) {
             ref += part * scale;
             mag += pmag * scale;
         }
+    };
+    int bad = 0;
+    double worst = 0;
+    if (kFused) {  // codes x scale against silu(g) * u of the fp64 C: e4m3's 2^-4 relative, and its subnormal step
+        std::vector<uint8_t> q(size_t(m) * n / 2);
+        std::vector<float> sc(size_t(m) * (n / 256));
+        CK(cudaMemcpy(q.data(), dq, q.size(), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(sc.data(), dscales, sc.size() * 4, cudaMemcpyDeviceToHost));
+        for (int s = 0; s < 4000; ++s) {
+            const int r = int(rng() % m), o = int(rng() % (n / 2));
+            double g, u, mg, mu;
+            c_ref(r, o, g, mg);
+            c_ref(r, n / 2 + o, u, mu);
+            const double y = g / (1 + std::exp(-g)) * u, scale = sc[size_t(r) * (n / 256) + o / 128];
+            const double got = e4m3(q[size_t(r) * (n / 2) + o]) * scale;
+            const double err = std::fabs(got - y) / (0.07 * std::fabs(y) + scale * std::ldexp(1.0, -8));
+            worst = std::max(worst, err);
+            if (!(err <= 1.0)) { if (bad < 5) std::printf("  y[%d,%d] got %g want %g\n", r, o, got, y); ++bad; }
+        }
+        std::printf("codes: 4000 sampled, %d bad, worst err/tol %.3f\n", bad, worst);
+    }
+    std::vector<__nv_bfloat16> c(size_t(m) * n);
+    CK(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));
+    for (int s = 0; s < 4000 && !kFused; ++s) {
+        const int r = int(rng() % m), col = int(rng() % n);
+        double ref, mag;
+        c_ref(r, col, ref, mag);
         const double got = double(__bfloat162float(c[size_t(r) * n + col]));
         const double err = std::fabs(got - ref) / (std::ldexp(std::fabs(ref), -8) + std::ldexp(mag, -9) + 1e-300);  // docs/gemm.md
         worst = std::max(worst, err);
         if (!(err <= 1.0)) { if (bad < 5) std::printf("  C[%d,%d] got %g want %g\n", r, col, got, ref); ++bad; }
     }
-    std::printf("C: 4000 sampled, %d bad, worst err/tol %.3f\n", bad, worst);
+    if (!kFused) std::printf("C: 4000 sampled, %d bad, worst err/tol %.3f\n", bad, worst);
 
     void* flush = nullptr;
     CK(cudaMalloc(&flush, size_t(256) << 20));
