@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/gemm/sm90.cuh"
+#include "kernels/silu_fast.cuh"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); std::exit(1); } } while (0)
 
@@ -76,7 +77,7 @@ struct Smem {
     float a_scale[kStages][kTokens];
     float partial[kSplitKWgs ? 64 * 128 : 1];  // warpgroup 1's sums, for warpgroup 0
     float b_scale[kStages][4];
-    float amax[4][kTokens];  // fused: each CTA's amax of every token over its 32 outputs
+    float amax[8][kTokens];  // fused: each CTA's two halves' amax of every token over their 16 outputs
     uint64_t full[kStages], empty[kStages];
 };
 
@@ -125,7 +126,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     Smem& s = *reinterpret_cast<Smem*>(smem_raw);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const uint32_t rank = cluster_rank();
-    float y[kFused ? 32 : 1];  // fused: token (thread - 128)'s y of the CTA's 32 outputs
     const int b_blocks = p.n / kRowsB;
     const int n0 = (blockIdx.x % b_blocks) * kRowsB, t0 = (blockIdx.x / b_blocks) * kTokens;
     if (threadIdx.x == 0) {
@@ -237,28 +237,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int row = (kWide ? 64 * h : 0) + 16 * w + lane / 4 + 8 * ((i / 2) % 2), tok = 8 * (i / 4) + 2 * q + (i % 2);
             s.c[tok][row] = __float2bfloat16_rn(total[i]);
         }
-        asm volatile("bar.sync 1, %0;" ::"n"(128 * kWaiters) : "memory");
-        if constexpr (kFused) {
-            // Token ctid: y of the CTA's 32 outputs, and their amax, to every CTA of the cluster.
-            const uint32_t* row = reinterpret_cast<const uint32_t*>(&s.c[ctid][0]);
-            float amax = 0.0f;
-#pragma unroll
-            for (int o = 0; o < 32; o += 2) {
-                const uint32_t g2 = row[o / 2], u2 = row[16 + o / 2];
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const float g = __uint_as_float((e ? g2 & 0xFFFF0000u : g2 << 16));
-                    const float u = __uint_as_float((e ? u2 & 0xFFFF0000u : u2 << 16));
-                    y[o + e] = g / (1.0f + __expf(-g)) * u;
-                    amax = fmaxf(amax, fabsf(y[o + e]));
-                }
-            }
-            const uint32_t at = smem_addr(&s.amax[rank][ctid]);
-#pragma unroll
-            for (int c = 0; c < kCluster; ++c)
-                asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_address(at, c)), "f"(amax) : "memory");
-            goto exchange;
-        }
+        asm volatile("bar.sync 1, %0;" ::"n"(kFused ? 256 : 128 * kWaiters) : "memory");  // fused: with warps 0-3
+        if constexpr (kFused) goto fused;
         constexpr int kParts = kRowsB / 8;  // 16 bytes of a token row
         for (int chunk = (kWide ? h * 128 : 0) + ctid; chunk < kTokens * kParts; chunk += 128 * kWaiters) {
             const int tok = chunk / kParts, part = chunk % kParts;
@@ -266,27 +246,44 @@ __global__ void __launch_bounds__(kThreads, 1)
             *reinterpret_cast<uint4*>(p.c + int64_t(t0 + tok) * p.n + n0 + 8 * part) = v;
         }
     }
-exchange:
-    if (kFused) {
-        cluster_sync();  // every CTA's amax is in every CTA
-        if (warp >= 4) {
-            const int t = threadIdx.x - 128;
-            const float amax = fmaxf(fmaxf(s.amax[0][t], s.amax[1][t]), fmaxf(s.amax[2][t], s.amax[3][t]));
-            const float scale = amax > 0.0f ? amax / 448.0f : 1.0f, inv = 1.0f / scale;
-            uint32_t words[8];
+    if (kFused) {  // warps 0-3 (the producer's loop is done) meet the consumers once C is staged
+        asm volatile("bar.sync 1, 256;" ::: "memory");
+    fused:
+        // Thread T: token T % 128, outputs 16 (T / 128) .. + 15 of the CTA's 32: y = silu(g) * u (the library's
+        // fast path, the reference's bits for |g| <= 86.5), its amax to all four CTAs of the cluster.
+        const int t = threadIdx.x % kTokens, half = threadIdx.x / kTokens;
+        const uint32_t* row = reinterpret_cast<const uint32_t*>(&s.c[t][0]) + 8 * half;
+        float y[16], amax = 0.0f;
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                uint32_t wv = 0;
+        for (int o = 0; o < 16; o += 2) {
+            const uint32_t g2 = row[o / 2], u2 = row[16 + o / 2];
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    wv |= uint32_t(__nv_cvt_float_to_fp8(y[4 * j + e] * inv, __NV_SATFINITE, __NV_E4M3)) << (8 * e);
-                words[j] = wv;
+            for (int e = 0; e < 2; ++e) {
+                const float g = __uint_as_float(e ? g2 & 0xFFFF0000u : g2 << 16);
+                const float u = __uint_as_float(e ? u2 & 0xFFFF0000u : u2 << 16);
+                y[o + e] = fq::cuda::silu_inside(g) * u;
+                amax = fmaxf(amax, fabsf(y[o + e]));
             }
-            uint4* dst = reinterpret_cast<uint4*>(p.q + int64_t(t0 + t) * (p.n / 2) + n0 / 2);
-            dst[0] = make_uint4(words[0], words[1], words[2], words[3]);
-            dst[1] = make_uint4(words[4], words[5], words[6], words[7]);
-            if (rank == 0) p.scales[int64_t(t0 + t) * (p.n / 256) + n0 / 256] = scale;
         }
+        const uint32_t at = smem_addr(&s.amax[2 * rank + half][t]);
+#pragma unroll
+        for (int c = 0; c < kCluster; ++c)
+            asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_address(at, c)), "f"(amax) : "memory");
+        cluster_sync();  // every CTA's amax is in every CTA
+        float group = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 2 * kCluster; ++j) group = fmaxf(group, s.amax[j][t]);
+        const float scale = group > 0.0f ? __fdividef(group, 448.0f) : 1.0f, inv = __frcp_rn(scale);
+        uint32_t words[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __nv_fp8x2_storage_t lo = __nv_cvt_float2_to_fp8x2(make_float2(y[4 * j] * inv, y[4 * j + 1] * inv), __NV_SATFINITE, __NV_E4M3);
+            const __nv_fp8x2_storage_t hi = __nv_cvt_float2_to_fp8x2(make_float2(y[4 * j + 2] * inv, y[4 * j + 3] * inv), __NV_SATFINITE, __NV_E4M3);
+            words[j] = uint32_t(lo) | uint32_t(hi) << 16;
+        }
+        *reinterpret_cast<uint4*>(p.q + int64_t(t0 + t) * (p.n / 2) + n0 / 2 + 16 * half) =
+            make_uint4(words[0], words[1], words[2], words[3]);
+        if (rank == 0 && half == 0) p.scales[int64_t(t0 + t) * (p.n / 256) + n0 / 256] = scale;
     }
 done:
     cluster_sync();  // peers may still multicast into this CTA or arrive on its barriers
