@@ -8,7 +8,7 @@
 //   [-DSWAP_CLUSTER=1|2|4] [-DSWAP_WIDE=1] [-DSWAP_FUSED=1] tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1
 //   (consumer warpgroups: 2 split K by block parity and add in shared memory, or with SWAP_WIDE take 64 B rows each
 //   of a 128 B rows x 64 tokens CTA; stages of 24 KB; CTAs sharing A; SWAP_FUSED: SiLU and e4m3 codes in 1x128
-//   groups instead of C). Run time: SWAP_PREFETCH=D prefetches B into L2 D blocks ahead of its load. Measured in
+//   groups instead of C; -DSWAP_NO_EXCHANGE: each CTA's own amax, timing only). Run time: SWAP_PREFETCH=D prefetches B into L2 D blocks ahead of its load. Measured in
 //   docs/perf.md, session 33.
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -265,14 +265,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                 amax = fmaxf(amax, fabsf(y[o + e]));
             }
         }
+        float group = 0.0f;
+#ifndef SWAP_NO_EXCHANGE
         const uint32_t at = smem_addr(&s.amax[2 * rank + half][t]);
 #pragma unroll
         for (int c = 0; c < kCluster; ++c)
             asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_address(at, c)), "f"(amax) : "memory");
         cluster_sync();  // every CTA's amax is in every CTA
-        float group = 0.0f;
 #pragma unroll
         for (int j = 0; j < 2 * kCluster; ++j) group = fmaxf(group, s.amax[j][t]);
+#else  // timing only (wrong codes): the CTA's own amax, no barrier, to price the cluster's meeting
+        group = amax;
+#endif
         const float scale = group > 0.0f ? __fdividef(group, 448.0f) : 1.0f, inv = __frcp_rn(scale);
         uint32_t words[4];
 #pragma unroll
