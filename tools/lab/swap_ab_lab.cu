@@ -1,15 +1,17 @@
 // Lab probe (not the library): the small-M grouped GEMM with A and B swapped, so that C is computed transposed.
 // Question it answers: at M <= 256, can a CTA per 64 rows of B x 128 tokens over all of K (no split K, no partial
-// sums crossing CTAs) read B as fast as split K does, and what does writing C (bf16, transposed back through
-// shared memory) add? GEMM only: no activation, no quantization (a 128-output group would span the cluster of four,
-// which would exchange one amax per token). C is checked against an fp64 reference on sampled entries.
+// sums crossing CTAs) beat split K, for C alone (bf16, transposed back through shared memory) and with the fused
+// epilogue (SWAP_FUSED: SiLU, e4m3 codes in 1x128 groups, the token's amax met across the cluster of four)? C, or
+// the codes, are checked against an fp64 reference on sampled entries. Measured in docs/perf.md, session 33.
 //   swap_ab_lab M N K [reps]     (one group; M a multiple of 128, N of 64 x cluster, K of 128)
-// Build: nvcc -O3 -std=c++17 -I src -gencode arch=compute_90a,code=sm_90a [-DSWAP_WGS=1|2] [-DSWAP_STAGES=n]
-//   [-DSWAP_CLUSTER=1|2|4] [-DSWAP_WIDE=1] [-DSWAP_FUSED=1] tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1
-//   (consumer warpgroups: 2 split K by block parity and add in shared memory, or with SWAP_WIDE take 64 B rows each
-//   of a 128 B rows x 64 tokens CTA; stages of 24 KB; CTAs sharing A; SWAP_FUSED: SiLU and e4m3 codes in 1x128
-//   groups instead of C; -DSWAP_NO_EXCHANGE: each CTA's own amax, timing only). Run time: SWAP_PREFETCH=D prefetches B into L2 D blocks ahead of its load. Measured in
-//   docs/perf.md, session 33.
+// Build: nvcc -O3 -std=c++17 -I src -I include --expt-relaxed-constexpr -gencode arch=compute_90a,code=sm_90a
+//   [-DSWAP_WGS=1|2] [-DSWAP_STAGES=n] [-DSWAP_CLUSTER=1|2|4] [-DSWAP_WIDE=1] [-DSWAP_FUSED=1 [-DSWAP_NO_EXCHANGE]]
+//   tools/lab/swap_ab_lab.cu -o build-lab/swap_ab_lab1
+//   - SWAP_WGS: consumer warpgroups; two split K by block parity and add in shared memory, or with SWAP_WIDE take
+//     64 B rows each of a 128 B rows x 64 tokens CTA;
+//   - SWAP_STAGES: stages of 24 KB; SWAP_CLUSTER: CTAs sharing A (multicast);
+//   - SWAP_NO_EXCHANGE: each CTA's own amax, no cluster barrier (wrong codes, timing only).
+//   Run time: SWAP_PREFETCH=D prefetches B into L2 D blocks ahead of its load.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -23,6 +25,7 @@
 #include <random>
 #include <vector>
 
+#include "common/quantize.h"
 #include "kernels/gemm/sm90.cuh"
 #include "kernels/silu_fast.cuh"
 
@@ -82,10 +85,6 @@ struct Smem {
 };
 
 #ifdef FQ_SM90A
-__device__ __forceinline__ void fence_operands32(float (&d)[32]) {
-#pragma unroll
-    for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
 // D[64 x 64] (+)= A[64 x 32] * B[64 x 32]^T, the n64 sibling of sm90.cuh's m64n128k32.
 __device__ __forceinline__ void wgmma_m64n64k32_e4m3(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
     asm volatile(
@@ -103,8 +102,6 @@ __device__ __forceinline__ void wgmma_m64nk32(float (&d)[64], uint64_t a, uint64
     fq::sm90::wgmma_m64n128k32_e4m3(d, a, b, acc);
 }
 __device__ __forceinline__ void wgmma_m64nk32(float (&d)[32], uint64_t a, uint64_t b, bool acc) { wgmma_m64n64k32_e4m3(d, a, b, acc); }
-__device__ __forceinline__ void fence_acc(float (&d)[64]) { fq::sm90::fence_operands(d); }
-__device__ __forceinline__ void fence_acc(float (&d)[32]) { fence_operands32(d); }
 #endif
 
 struct Args {
@@ -200,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kb = kSplitKWgs ? h : 0; kb < p.k_blocks; kb += kStep) {
             mbar_wait(&s.full[stage], phase);
             wgmma_fence();
-            fence_acc(acc);
+            fence_operands(acc);
 #pragma unroll
             for (int kk = 0; kk < kTileK / 32; ++kk)
                 wgmma_m64nk32(acc, desc_b0 + stage * kStepB + 2 * kk, desc_a0 + stage * kStepA + 2 * kk, kk > 0);
@@ -211,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int j = 0; j < kTokens / 8; ++j) sa[j] = *reinterpret_cast<const float2*>(&s.a_scale[stage][8 * j + 2 * q]);
             const float sb = s.b_scale[stage][kFused && w >= 2 ? 1 : 0];
             wgmma_wait<0>();
-            fence_acc(acc);
+            fence_operands(acc);
             if (lane == 0)
 #pragma unroll
                 for (int c = 0; c < kCluster; ++c) mbar_arrive_remote(empty_at[c] + 8 * stage);
@@ -320,11 +317,7 @@ CUtensorMap map_of(const void* base, int64_t rows, int64_t cols, uint32_t box_ro
     return map;
 }
 
-double e4m3(uint8_t v) {
-    const int s = v >> 7, e = (v >> 3) & 15, m = v & 7;
-    const double x = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
-    return s ? -x : x;
-}
+double e4m3(uint8_t v) { return fq::decode_minifloat(fq::minifloat_of(fq::DType::E4M3FN), v); }
 
 }  // namespace
 

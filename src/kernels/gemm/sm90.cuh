@@ -146,10 +146,11 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N>
 __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
 
-// Keeps the compiler from moving accumulator reads/writes across the asynchronous MMA.
-__device__ __forceinline__ void fence_operands(float (&d)[64]) {
+// Keeps the compiler from moving accumulator reads/writes across the asynchronous MMA (N: the fragment's size).
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&d)[N]) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // One m64n128k32 step; `accumulate` false overwrites d. Fragment of thread t (warp w = t/32 of the
