@@ -1423,6 +1423,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_barrier_init();
     }
     cluster_sync();
+    FQ_TRACE(0, lab_trace::kStartClock);
+    FQ_TRACE_NS(0, lab_trace::kStartNs);
 
     if (warp_id < 4) {
         regs_release<kProducerRegs>();
@@ -1497,6 +1499,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
             mbar_wait(full0 + 8 * stage, phase);
+            if (kb == 0) FQ_TRACE_UNIT(4, 0, 0);  // (lab trace: the K loop from its first stage's arrival)
             const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
             const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
             wgmma_fence();
@@ -1518,8 +1521,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 #pragma unroll
         for (int i = 0; i < 64; ++i) sum[i] += total[i];  // the last slice
+        FQ_TRACE_UNIT(4, 0, 1);  // (lab trace: the K loop's end; no slot to wait for)
+        FQ_TRACE_UNIT(4, 0, 2);
         if (p.act == Act::Silu) row_pair_epilogue<P, Act::Silu>(p, s, sum, u, t, warp, lane, row0, lo, hi);
         else row_pair_epilogue<P, Act::SwigluOai>(p, s, sum, u, t, warp, lane, row0, lo, hi);
+        FQ_TRACE_UNIT(4, 0, 3);  // (lab trace: the epilogue, in the stash column)
+        FQ_TRACE(4, lab_trace::kEndClock);
+        FQ_TRACE_NS(4, lab_trace::kEndNs);
     }
     cluster_sync();  // no CTA leaves while its peer may still write into it or signal its barriers
 #endif
