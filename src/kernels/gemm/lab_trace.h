@@ -10,7 +10,9 @@ constexpr int kUnits = 60;    // units per CTA with stamps
 // gives each CTA's clock rate.
 constexpr int kStartClock = 0, kEndClock = 1, kStartNs = 3, kEndNs = 4;
 // Per unit j, four events from kConsumer + 4 j (warp 4: unit start, K loop end, slot acquired, stash handed over)
-// and from kEpilogue + 4 j (warp 1: wait start, slots full, rows done, unit done).
+// and from kEpilogue + 4 j (warp 1: wait start, slots full, rows done, unit done). The row-pair kernel (one unit,
+// its epilogue in the consumers) stamps unit 0's four from warp 4: its first stage landed, the K loop's end twice
+// (no slot), the epilogue's end; and the CTA's end.
 constexpr int kConsumer = 8, kEpilogue = 256;
 constexpr int unit_slot(int role, int unit, int event) { return role + 4 * unit + event; }
 // Per CTA, clocks spent in the pipeline's waits, summed over the CTA's units (kWait + counter): the producer's
