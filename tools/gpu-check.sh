@@ -4,7 +4,9 @@
 #   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|gemm|quick|profile|profile-columnwise|latency|test,bench]  (default all)
 # gemm: fqGroupedGemm's GPU tests (fq_gemm_gpu_tests), fq_bench_gemm (fused against cuBLASLt per group + fqQuantize;
 #   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench_gemm_torch.py; $out/gemm-torch.json);
-#   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET.
+#   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET. FQ_GEMM_TORCH=0 leaves
+#   out torch's peers (up to 15 minutes): `FQ_BUILD_TARGET=fq_gemm_gpu_tests FQ_GEMM_TORCH=0 tools/gpu-check.sh gemm`
+#   builds, tests and benchmarks the grouped GEMM inside one 10-minute device call.
 # profile-columnwise (not part of all): ncu of the columnwise kernel, per-SASS-instruction counts.
 # latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
 # lut: sm90.group.lut (activation table) against sm90.group.
@@ -181,6 +183,8 @@ if has gemm; then
   rc=$?
   ((rc == 0)) || status=1
   cat "$out/gemm-bench.log"
+fi
+if has gemm && [[ ${FQ_GEMM_TORCH:-1} != 0 ]]; then
   sizes=()
   [[ -s $out/gemm-bench.json ]] && sizes=(--sizes-from "$out/gemm-bench.json")
   timeout 900 python3 tools/bench_gemm_torch.py --json "$out/gemm-torch.json" ${sizes[@]+"${sizes[@]}"} >"$out/gemm-torch.log" 2>&1
