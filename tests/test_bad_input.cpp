@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_count.h"
 #include "fq_test_util.h"
 
 namespace {
@@ -303,7 +304,7 @@ const AttrSpec kDesc[] = {
     FQ_ATTR(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, T::I32, 32, 1 << 20),
     FQ_ATTR(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, T::I32, 0, FQ_ROUNDING_ROUND_BOTH),
     FQ_ATTR(FQ_QUANT_DESC_SCHEME, T::I32, 0, FQ_SCHEME_NVFP4),
-    FQ_ATTR(FQ_QUANT_DESC_GROUP_SIZE, T::I32, 1, 1 << 20),
+    FQ_ATTR(FQ_QUANT_DESC_GROUP_SIZE, T::I32, 0, 1 << 20),
     FQ_ATTR(FQ_QUANT_DESC_OUTPUT_TYPE, T::I32, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP4_E2M1),
     FQ_ATTR(FQ_QUANT_DESC_SCALE_TYPE, T::I32, 0, FQ_TYPE_E8M0),
     FQ_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, T::I32, 0, FQ_SCALE_LAYOUT_PACKED_UE8M0),
@@ -372,6 +373,7 @@ std::vector<float> refused_floats(int32_t id) {
     std::vector<float> v = {NAN, -NAN, -INFINITY};
     if (id != FQ_QUANT_DESC_SWIGLU_LIMIT) v.push_back(INFINITY);
     if (id == FQ_QUANT_DESC_QMAX || id == FQ_QUANT_DESC_MIN_SCALE) { v.push_back(-1.0f); v.push_back(-FLT_MIN); }
+    if (id == FQ_QUANT_DESC_QMAX) { v.push_back(1e-45f); v.push_back(FLT_MIN / 2); }  // subnormal: not a normal fp32
     if (id == FQ_QUANT_DESC_SWIGLU_LIMIT) { v.push_back(0.0f); v.push_back(-7.0f); }
     return v;
 }
@@ -742,6 +744,34 @@ std::vector<Combo> combos() {
         {"qmax for NVFP4", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) {
              w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
              w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.setf(FQ_QUANT_DESC_QMAX, 4.0f); }},
+        // Attributes a scheme does not use (SPEC §3.4): refused unless they hold the scheme's own value, whichever
+        // order they are set in, alone or beside another refused knob.
+        {"GROUP_SIZE 128 set under MXFP8 (its groups are 32)", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.set(FQ_QUANT_DESC_GROUP_SIZE, 128); }},
+        {"GROUP_SIZE 3 set before the scheme MXFP8", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) {
+             w.set(FQ_QUANT_DESC_GROUP_SIZE, 3); w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0); }},
+        {"GROUP_SIZE 4096 under NVFP4", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.set(FQ_QUANT_DESC_GROUP_SIZE, 4096); }},
+        {"GROUP_SIZE 32 under NVFP4 (its groups are 16)", INVALID, "NVFP4", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); }},
+        {"GROUP_SIZE 3 under PER_TOKEN", INVALID, "FQ_QUANT_DESC_GROUP_SIZE",
+         [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN); w.set(FQ_QUANT_DESC_GROUP_SIZE, 3); }},
+        {"GROUP_SIZE 32 under PER_TOKEN", INVALID, "PER_TOKEN", [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN); }},
+        {"GROUP_SIZE 128 set under PER_TENSOR_DYNAMIC", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC); w.set(FQ_QUANT_DESC_GROUP_SIZE, 128); }},
+        {"GROUP_SIZE 64 under BLOCK_2D (its tiles are 128)", INVALID, "FQ_QUANT_DESC_GROUP_SIZE",
+         [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); w.set(FQ_QUANT_DESC_GROUP_SIZE, 64); }},
+        {"GROUP_SIZE 64 and a min scale under MXFP8", INVALID, "FQ_QUANT_DESC_", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
+             w.set(FQ_QUANT_DESC_GROUP_SIZE, 64); w.setf(FQ_QUANT_DESC_MIN_SCALE, 1e-3f); }},
+        {"GROUP_SIZE 16 under MXFP4 with the FLOOR rule and a qmax", INVALID, "FQ_QUANT_DESC_", [](World& w) {
+             w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP4); w.output_type(FQ_TYPE_FP4_E2M1);
+             w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0); w.set(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR);
+             w.set(FQ_QUANT_DESC_GROUP_SIZE, 16); w.setf(FQ_QUANT_DESC_QMAX, 4.0f); }},
         // Execution-only rules.
         {"SWIGLU_OAI without a gate", INVALID, "SWIGLU_OAI",
          [](World& w) { w.set(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_NONE); w.set(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SWIGLU_OAI); }, true},
@@ -1048,6 +1078,28 @@ void quantize_cases(Cases& c) {
           zero_rows(w);
           w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC);
       });
+    // Aliasing (docs/api.md): the input and every output, each in its own memory; the message names both.
+    q("output", "the input's memory", {INVALID}, "output: overlaps input", [](World& w, QArgs& a) { a.y = w.x.data(); });
+    q("scales", "the output's memory", {INVALID}, "scales: overlaps output", [](World&, QArgs& a) { a.s = a.y; });
+    q("scales", "inside the input", {INVALID}, "scales: overlaps input",
+      [](World& w, QArgs& a) { a.s = w.x.data() + 8; });
+    q("desc", "columnwise values on the rowwise values", {INVALID}, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER: overlaps output",
+      none, [](World& w) {
+          w.columnwise();
+          w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE);
+          w.setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, w.values.p());
+      });
+    q("desc", "columnwise scales on the rowwise scales", {INVALID}, "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER: overlaps scales",
+      none, [](World& w) {
+          w.columnwise();
+          w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE);
+          w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.scales.p());
+      });
+    q("desc", "columnwise scales on the columnwise values", {INVALID},
+      "FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER: overlaps FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", none,
+      [](World& w) { w.columnwise(); w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_values.p()); });
+    q("desc", "columnwise values on the input", {INVALID}, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER: overlaps input",
+      none, [](World& w) { w.columnwise(); w.setp(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, w.x.data()); });
     // Misaligned float pointers in the descriptor.
     for (int32_t attr : {FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER}) {
         const std::string nm = attr == FQ_QUANT_DESC_ROW_PROB_POINTER ? "FQ_QUANT_DESC_ROW_PROB_POINTER" : "FQ_QUANT_DESC_SCALE_UB_POINTER";
@@ -1733,4 +1785,150 @@ TEST_CASE("bad input: the matrix covers every argument of every entry point of t
     std::string summary;
     for (const auto& [fn, n] : per_function) summary += "\n  " + fn + ": " + std::to_string(n);
     MESSAGE("bad-input matrix: ", all_cases().size(), " cases over ", per_function.size(), " entry points", summary);
+}
+
+// ---- Zero rows and absurd widths (SPEC §6) ---------------------------------------------------------------
+
+namespace {
+
+// The descriptor settings the width cases run under: each scheme's own scratch path on the host backend.
+struct WidthCase {
+    const char* how;
+    std::function<void(fqt::Desc&)> setup;
+};
+std::vector<WidthCase> width_cases() {
+    return {
+        {"per-group 128", [](fqt::Desc&) {}},
+        {"per-token", [](fqt::Desc& d) { d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN); }},
+        {"per-tensor dynamic", [](fqt::Desc& d) { d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_DYNAMIC); }},
+        {"BLOCK_2D", [](fqt::Desc& d) { d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D); }},
+        {"MXFP8, swizzled", [](fqt::Desc& d) {
+             d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8).i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0)
+                 .i32(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4); }},
+        {"per-group 32, rowwise + columnwise", [](fqt::Desc& d) {
+             static uint8_t dummy[64];
+             d.i32(FQ_QUANT_DESC_GROUP_SIZE, 32).i32(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE)
+                 .ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, dummy).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, dummy); }},
+        {"MXFP8 columnwise, swizzled", [](fqt::Desc& d) {
+             static uint8_t dummy[64];
+             d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8).i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0)
+                 .i32(FQ_QUANT_DESC_SCALE_LAYOUT, FQ_SCALE_LAYOUT_SWIZZLED_128X4).i32(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_COLUMNWISE)
+                 .ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, dummy).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, dummy); }},
+    };
+}
+
+}  // namespace
+
+TEST_CASE("zero rows of 2^40 and 2^61 columns: SUCCESS without work or memory sized by the width") {
+    for (const WidthCase& wc : width_cases())
+        for (int64_t cols : {int64_t(1) << 40, int64_t(1) << 61}) {
+            CAPTURE(wc.how);
+            CAPTURE(cols);
+            fqt::Handle h;
+            fqt::Desc d;
+            wc.setup(d);
+            fqt::Layout in(FQ_TYPE_BF16, 0, cols, cols), out(FQ_TYPE_FP8_E4M3FN, 0, cols, cols);
+            alignas(16) uint8_t scales[64] = {};
+            fqStatus_t s;
+            int64_t allocated;
+            {
+                fqt::AllocationCount count;
+                s = fqQuantize(h.h, d.d, in.l, nullptr, out.l, nullptr, scales, sizeof scales, nullptr, 0, nullptr);
+                allocated = count.bytes();
+            }
+            INFO(fqGetLastErrorMessage());
+            CHECK(s == FQ_STATUS_SUCCESS);
+            CHECK(allocated < 4096);
+        }
+}
+
+TEST_CASE("a row stride or width whose bytes overflow int64 is refused whatever the rows, at create and at set") {
+    // bf16: 2^62 elements are 2^63 bytes; FP32: 2^61 elements are 2^63 bytes.
+    for (const auto& [dtype, n] : {std::pair{FQ_TYPE_BF16, int64_t(1) << 62}, std::pair{FQ_TYPE_FP32, int64_t(1) << 61},
+                                   std::pair{FQ_TYPE_BF16, INT64_MAX}}) {
+        CAPTURE(dtype);
+        CAPTURE(n);
+        for (int64_t rows : {int64_t(0), int64_t(1)}) {
+            fqTensorLayout_t l = nullptr;
+            CHECK(fqTensorLayoutCreate(&l, dtype, rows, n, n) == FQ_STATUS_INVALID_VALUE);
+            CHECK(std::string(fqGetLastErrorMessage()).find("overflow") != std::string::npos);
+            CHECK(l == nullptr);
+        }
+        fqt::Layout l(dtype, 0, 8, 8);
+        for (int32_t attr : {FQ_TENSOR_LAYOUT_LD, FQ_TENSOR_LAYOUT_COLS}) {
+            CHECK(fqTensorLayoutSetAttribute(l.l, attr, &n, sizeof n) == FQ_STATUS_INVALID_VALUE);
+            CHECK(std::string(fqGetLastErrorMessage()).find(attr == FQ_TENSOR_LAYOUT_LD ? "FQ_TENSOR_LAYOUT_LD" : "FQ_TENSOR_LAYOUT_COLS") != std::string::npos);
+        }
+    }
+    // The largest bf16 stride whose bytes fit: accepted with zero rows.
+    fqTensorLayout_t l = nullptr;
+    CHECK(fqTensorLayoutCreate(&l, FQ_TYPE_BF16, 0, INT64_MAX / 2, INT64_MAX / 2) == FQ_STATUS_SUCCESS);
+    fqTensorLayoutDestroy(l);
+}
+
+TEST_CASE("host scratch is bounded by min(rows, block) x width: one row of 2^18 columns allocates about its own data") {
+    constexpr int64_t kWide = int64_t(1) << 18;
+    for (const WidthCase& wc : width_cases()) {
+        CAPTURE(wc.how);
+        fqt::Handle h;
+        fqt::Desc d;
+        wc.setup(d);
+        int32_t outputs = 0;
+        REQUIRE(fqQuantDescGetAttribute(d.d, FQ_QUANT_DESC_OUTPUTS, &outputs, 4, nullptr) == FQ_STATUS_SUCCESS);
+        const bool columnwise = outputs & FQ_OUTPUT_COLUMNWISE;
+        std::vector<uint16_t> x(size_t(kWide), 0x3F80);
+        const auto n = static_cast<size_t>(kWide);
+        std::vector<uint8_t> y(n), col_y(n), scales(n * 4 + 1024), col_scales(n * 4 + 1024);
+        if (columnwise)
+            d.ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, col_y.data()).ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_scales.data());
+        fqt::Layout in(FQ_TYPE_BF16, 1, kWide, kWide), out(FQ_TYPE_FP8_E4M3FN, 1, kWide, kWide);
+        // The caller's data: the input row and each output row (scales are smaller than either).
+        const int64_t data = kWide * 2 + kWide * ((outputs & FQ_OUTPUT_ROWWISE ? 1 : 0) + (columnwise ? 1 : 0));
+        fqStatus_t s;
+        int64_t allocated;
+        {
+            fqt::AllocationCount count;
+            s = fqQuantize(h.h, d.d, in.l, x.data(), out.l, y.data(), scales.data(), scales.size(), nullptr, 0, nullptr);
+            allocated = count.bytes();
+        }
+        INFO(fqGetLastErrorMessage());
+        CHECK(s == FQ_STATUS_SUCCESS);
+        CHECK(allocated <= 4 * data);
+    }
+}
+
+TEST_CASE("an attribute a scheme does not use is accepted at the scheme's own value, and when never set") {
+    const struct {
+        const char* how;
+        int32_t scheme, out, scale_type, group;  // group 0: GROUP_SIZE never set
+    } own[] = {
+        {"MXFP8, GROUP_SIZE 32", FQ_SCHEME_MXFP8, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_E8M0, 32},
+        {"MXFP4, GROUP_SIZE 32", FQ_SCHEME_MXFP4, FQ_TYPE_FP4_E2M1, FQ_TYPE_E8M0, 32},
+        {"NVFP4, GROUP_SIZE 16", FQ_SCHEME_NVFP4, FQ_TYPE_FP4_E2M1, FQ_TYPE_FP8_E4M3FN, 16},
+        {"BLOCK_2D, GROUP_SIZE 128", FQ_SCHEME_BLOCK_2D, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP32, 128},
+        {"MXFP8, GROUP_SIZE never set", FQ_SCHEME_MXFP8, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_E8M0, 0},
+        {"NVFP4, GROUP_SIZE never set", FQ_SCHEME_NVFP4, FQ_TYPE_FP4_E2M1, FQ_TYPE_FP8_E4M3FN, 0},
+        {"PER_TOKEN, GROUP_SIZE never set", FQ_SCHEME_PER_TOKEN, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP32, 0},
+        {"PER_TENSOR_DYNAMIC, GROUP_SIZE never set", FQ_SCHEME_PER_TENSOR_DYNAMIC, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP32, 0},
+    };
+    for (const auto& o : own) {
+        CAPTURE(o.how);
+        fqt::Desc d;
+        d.i32(FQ_QUANT_DESC_SCHEME, o.scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, o.out).i32(FQ_QUANT_DESC_SCALE_TYPE, o.scale_type);
+        if (o.group) d.i32(FQ_QUANT_DESC_GROUP_SIZE, o.group);
+        std::vector<uint16_t> x(4 * 64, 0x3F80);
+        std::vector<uint8_t> y(4 * 64), s(4096);
+        fqt::Handle h;
+        fqt::Layout in(FQ_TYPE_BF16, 4, 64, 64), out(o.out, 4, 64, 64);
+        CHECK_MESSAGE(fqQuantize(h.h, d.d, in.l, x.data(), out.l, y.data(), s.data(), s.size(), nullptr, 0, nullptr) ==
+                          FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+    }
+    // Setting GROUP_SIZE 0 forgets a value set before (the default again).
+    fqt::Desc d;
+    d.i32(FQ_QUANT_DESC_GROUP_SIZE, 64).i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TOKEN).i32(FQ_QUANT_DESC_GROUP_SIZE, 0);
+    size_t n = 0;
+    CHECK(fqGetScaleBufferSize(d.d, 4, 64, FQ_OUTPUT_ROWWISE, &n) == FQ_STATUS_SUCCESS);
+    int32_t g = 0;
+    CHECK(fqQuantDescGetAttribute(d.d, FQ_QUANT_DESC_GROUP_SIZE, &g, 4, nullptr) == FQ_STATUS_SUCCESS);
+    CHECK(g == 128);
 }

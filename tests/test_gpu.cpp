@@ -106,7 +106,7 @@ void configure(Desc& d, const Case& c, const Pointers& ptr) {
         .i32(FQ_QUANT_DESC_SCHEME, c.scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out)
         .i32(FQ_QUANT_DESC_SCALE_LAYOUT, c.layout).i32(FQ_QUANT_DESC_SCALE_ROUNDING, c.pow2)
         .i32(FQ_QUANT_DESC_SCALE_APPLY, c.apply);
-    if (!microscaling(c)) d.i32(FQ_QUANT_DESC_GROUP_SIZE, c.group);
+    if (c.scheme == FQ_SCHEME_PER_GROUP) d.i32(FQ_QUANT_DESC_GROUP_SIZE, c.group);  // other schemes refuse it
     if (microscaling(c)) d.i32(FQ_QUANT_DESC_SCALE_TYPE, c.scheme == FQ_SCHEME_NVFP4 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_E8M0);
     if (c.mx_floor) d.i32(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR);
     if (c.swiglu)

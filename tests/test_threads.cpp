@@ -1,6 +1,7 @@
 // One handle used from several host threads at once: every thread's result equals, bit for bit, the same
 // problem run alone on one thread, and repeated concurrent runs are identical. The thread-local error
 // message of a failing thread is its own.
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <string>
@@ -177,4 +178,94 @@ TEST_CASE("objects created and destroyed on many threads at once stay distinct a
         });
     for (std::thread& t : threads) t.join();
     CHECK(failures.load() == 0);
+}
+
+namespace {
+
+// n bytes of `fill` with guard bytes on both sides.
+struct Guarded {
+    static constexpr int64_t kGuard = 64;
+    static constexpr uint8_t kPoison = 0xA5;
+    std::vector<uint8_t> bytes;
+    explicit Guarded(int64_t n, uint8_t fill) : bytes(size_t(n + 2 * kGuard), kPoison) {
+        std::fill(bytes.begin() + kGuard, bytes.end() - kGuard, fill);
+    }
+    uint8_t* data() { return bytes.data() + kGuard; }
+    int64_t size() const { return int64_t(bytes.size()) - 2 * kGuard; }
+    bool intact() const {
+        auto poison = [](uint8_t b) { return b == kPoison; };
+        return std::all_of(bytes.begin(), bytes.begin() + kGuard, poison) && std::all_of(bytes.end() - kGuard, bytes.end(), poison);
+    }
+};
+
+}  // namespace
+
+// Objects read once (docs/api.md, "Threads"): a descriptor and layouts that another thread rewrites while calls
+// run give each call one configuration or a refusal, never a mix of a validated value and a later one. Two
+// configurations, and the refused states the mutator passes through between them (a gate block width that does
+// not divide the width, ld below cols, a gated input whose width is not twice the output's); the buffers hold
+// the larger configuration, with guard bytes on both sides.
+TEST_CASE("a descriptor and layouts changed by another thread during calls: no access past a buffer, only valid results") {
+    constexpr int64_t kRows = 8, kSmall = 64, kLarge = 1024;
+    Handle h;
+    Desc d;
+    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED)
+        .i32(FQ_QUANT_DESC_GROUP_SIZE, 32);
+    Layout in(FQ_TYPE_BF16, kRows, 2 * kSmall, 2 * kSmall), out(FQ_TYPE_FP8_E4M3FN, kRows, kSmall, kSmall);
+
+    // Buffers of the larger configuration (per-group 32 scales are the most), guard bytes around each.
+    Guarded input(kRows * 2 * kLarge * 2, 0x3F);  // bf16 0x3F3F ~ 0.75
+    constexpr int kWorkers = 3;
+    std::vector<Guarded> outputs, scales;
+    for (int i = 0; i < kWorkers; ++i) {
+        outputs.emplace_back(kRows * kLarge, 0);
+        scales.emplace_back(kRows * (kLarge / 32) * 4, 0);
+    }
+
+    std::atomic<bool> stop{false};
+    std::atomic<int> unexpected{0}, succeeded{0}, calls{0};
+    std::thread mutator([&] {
+        auto set_desc = [&](int32_t attr, int32_t v) { fqQuantDescSetAttribute(d.d, attr, &v, sizeof v); };
+        auto set_layout = [&](fqTensorLayout_t l, int32_t attr, int64_t v) { fqTensorLayoutSetAttribute(l, attr, &v, sizeof v); };
+        for (int64_t i = 0; !stop.load(); ++i) {
+            const int64_t hidden = i % 2 ? kLarge : kSmall;
+            set_desc(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 1 << 16);  // divides neither width: refused while it lasts
+            const bool per_token = i % 3 == 0;
+            set_desc(FQ_QUANT_DESC_SCHEME, per_token ? FQ_SCHEME_PER_TOKEN : FQ_SCHEME_PER_GROUP);
+            set_desc(FQ_QUANT_DESC_GROUP_SIZE, per_token ? 0 : i % 2 ? 128 : 32);
+            for (fqTensorLayout_t l : {in.l, out.l}) {
+                const int64_t cols = l == in.l ? 2 * hidden : hidden;
+                if (cols > kSmall * 2) set_layout(l, FQ_TENSOR_LAYOUT_LD, cols);  // ld >= cols on the way up
+                set_layout(l, FQ_TENSOR_LAYOUT_COLS, cols);
+                set_layout(l, FQ_TENSOR_LAYOUT_LD, cols);
+            }
+            set_desc(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 32);
+            // A valid configuration now: let the workers run some calls with it before the next change.
+            const int target = calls.load() + kWorkers;
+            while (calls.load() < target && !stop.load()) std::this_thread::yield();
+        }
+    });
+    std::vector<std::thread> workers;
+    for (int w = 0; w < kWorkers; ++w)
+        workers.emplace_back([&, w] {
+            for (int r = 0; r < 3000; ++r) {
+                const fqStatus_t s = fqQuantize(h.h, d.d, in.l, input.data(), out.l, outputs[size_t(w)].data(),
+                                                scales[size_t(w)].data(), size_t(scales[size_t(w)].size()), nullptr, 0,
+                                                nullptr);
+                ++calls;
+                if (s == FQ_STATUS_SUCCESS) ++succeeded;
+                else if (s != FQ_STATUS_INVALID_VALUE) ++unexpected;
+            }
+        });
+    for (std::thread& t : workers) t.join();
+    stop = true;
+    mutator.join();
+    CHECK(unexpected.load() == 0);
+    CHECK(succeeded.load() > 0);
+    CHECK(input.intact());
+    for (int w = 0; w < kWorkers; ++w) {
+        CAPTURE(w);
+        CHECK(outputs[size_t(w)].intact());
+        CHECK(scales[size_t(w)].intact());
+    }
 }

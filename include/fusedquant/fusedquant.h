@@ -252,7 +252,8 @@ FQ_API fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* bu
 typedef struct fqTensorLayoutOpaque* fqTensorLayout_t;
 
 /** A row-major 2-D tensor. `ld` is the distance between rows in elements (>= cols; for FP4 the elements
- *  are nibbles and ld must be even). */
+ *  are nibbles and ld must be even). A row of `ld` elements and the whole extent (rows x ld) must each be
+ *  a byte count that fits int64_t, whatever the rows (checked here and by fqTensorLayoutSetAttribute). */
 FQ_API fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t rows, int64_t cols,
                                        int64_t ld);
 FQ_API fqStatus_t fqTensorLayoutDestroy(fqTensorLayout_t layout);
@@ -291,14 +292,17 @@ enum fqQuantDescAttribute {
     FQ_QUANT_DESC_GATE_BLOCK_WIDTH = 3,       /**< int32_t, multiple of 32, default 32 (BLOCK_INTERLEAVED) */
     FQ_QUANT_DESC_INTERMEDIATE_ROUNDING = 4,  /**< int32_t fqIntermediateRounding, default FP32 */
     FQ_QUANT_DESC_SCHEME = 5,                 /**< int32_t fqQuantScheme, default PER_GROUP */
-    FQ_QUANT_DESC_GROUP_SIZE = 6,             /**< int32_t: 32, 64 or 128 for PER_GROUP, default 128 */
+    FQ_QUANT_DESC_GROUP_SIZE = 6,             /**< int32_t: 32, 64 or 128 for PER_GROUP, default 128; under another
+                                                   scheme refused unless unset (0) or its own block: MXFP8/MXFP4
+                                                   32, NVFP4 16, BLOCK_2D 128 */
     FQ_QUANT_DESC_OUTPUT_TYPE = 7,            /**< int32_t fqDataType of the values, default FP8_E4M3FN */
     FQ_QUANT_DESC_SCALE_TYPE = 8,             /**< int32_t fqDataType of the scales, default FP32 */
     FQ_QUANT_DESC_SCALE_LAYOUT = 9,           /**< int32_t fqScaleLayout, default ROW_MAJOR */
     FQ_QUANT_DESC_SCALE_ROUNDING = 10,        /**< int32_t fqScaleRounding, default NONE */
     FQ_QUANT_DESC_MX_SCALE_RULE = 11,         /**< int32_t fqMxScaleRule, default RCEIL */
     FQ_QUANT_DESC_SCALE_APPLY = 12,           /**< int32_t fqScaleApply, default DIVIDE */
-    FQ_QUANT_DESC_QMAX = 13,                  /**< float, 0 = the output type's largest finite value */
+    FQ_QUANT_DESC_QMAX = 13,                  /**< float, a normal positive fp32; 0 = the output type's largest
+                                                   finite value */
     FQ_QUANT_DESC_MIN_SCALE = 14,             /**< float, 0 = default (1/(qmax*512) fp8, FLT_EPSILON int8) */
     FQ_QUANT_DESC_SWIGLU_ALPHA = 15,          /**< float, default 1.702 */
     FQ_QUANT_DESC_SWIGLU_BETA = 16,           /**< float, default 1.0 */
@@ -398,7 +402,12 @@ FQ_API fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name,
  *  are unused (may be NULL) when FQ_QUANT_DESC_OUTPUTS is COLUMNWISE alone. Under a MoE layout only the
  *  experts' valid rows are read and written (docs/moe.md). On every backend the input must be 2-byte
  *  aligned, fp32 scales and the descriptor's float and int32 pointers 4-byte aligned (else
- *  FQ_STATUS_MISALIGNED). A failing call writes nothing. */
+ *  FQ_STATUS_MISALIGNED). The input and every output written (output, scales, the columnwise values and
+ *  scales) each lie in memory of their own: two that share a byte give FQ_STATUS_INVALID_VALUE naming both.
+ *  Zero rows are valid and write only what the layout defines without rows (a per-tensor dynamic scale).
+ *  Each object is read once, at entry: another thread changing it during the call gives the call the old or
+ *  the new value of each attribute, never an access outside the buffers (docs/api.md, "Threads").
+ *  A failing call writes nothing. */
 FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout,
                              const void* input, fqTensorLayout_t outputLayout, void* output, void* scales,
                              size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "error.h"
 #include "objects.h"
+#include "snapshot.h"
 
 using namespace fq;
 
@@ -37,7 +38,7 @@ const Attr kDescAttrs[] = {
     FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, gate_block_width, I32, 32, 1 << 20),
     FQ_DESC_ATTR(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, intermediate_rounding, I32, 0, FQ_ROUNDING_ROUND_BOTH),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCHEME, scheme, I32, 0, FQ_SCHEME_NVFP4),
-    FQ_DESC_ATTR(FQ_QUANT_DESC_GROUP_SIZE, group_size, I32, 1, 1 << 20),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GROUP_SIZE, group_size, I32, 0, 1 << 20),
     FQ_DESC_ATTR(FQ_QUANT_DESC_OUTPUT_TYPE, output_type, I32, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP4_E2M1),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_TYPE, scale_type, I32, 0, FQ_TYPE_E8M0),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, scale_layout, I32, 0, FQ_SCALE_LAYOUT_PACKED_UE8M0),
@@ -89,12 +90,51 @@ void copy_name(const char* s, char* dst, size_t cap) {
     dst[n] = '\0';
 }
 
-fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out, OpConfig* c) {
+// The objects of one fqQuantize-shaped call, copied once at entry (snapshot.h): validated and run from, never
+// read again.
+struct QuantObjects {
+    fqContext handle;
+    fqQuantDescOpaque desc;
+    fqTensorLayoutOpaque in, out;
+};
+
+fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
+                     QuantObjects* o, OpConfig* c) {
     FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
     FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
     FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
     FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
-    return build_config(*handle, *desc, *in, *out, c);
+    {
+        const auto lock = lock_object_contents();
+        *o = QuantObjects{*handle, *desc, *in, *out};
+    }
+    return build_config(o->handle, o->desc, o->in, o->out, c);
+}
+
+// Bytes from the first byte of `rows` rows of `cols` elements, `ld` apart, to one past the last (0 without
+// rows); the layout's bounds (check_layout) keep every product in range.
+int64_t span_bytes(int32_t dtype, int64_t rows, int64_t cols, int64_t ld) {
+    return rows == 0 ? 0 : layout_bytes(dtype, (rows - 1) * ld + cols);
+}
+
+bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes);
+
+// fqQuantize reads its input and writes each output into memory of its own (docs/api.md, "Aliasing"): any two
+// of them that share a byte are refused, the message naming both.
+struct Region {
+    const char* arg;
+    const void* p;
+    int64_t bytes;
+};
+template <size_t N>
+fqStatus_t check_no_aliasing(const Region (&r)[N]) {
+    for (size_t i = 0; i < N; ++i)
+        for (size_t j = i + 1; j < N; ++j)
+            if (overlap(r[i].p, r[i].bytes, r[j].p, r[j].bytes))
+                return fail(FQ_STATUS_INVALID_VALUE, "{}: overlaps {} ({} bytes at {} and {} bytes at {}); fqQuantize "
+                            "reads its input and writes each output into memory of its own", r[j].arg, r[i].arg,
+                            r[j].bytes, r[j].p, r[i].bytes, r[i].p);
+    return FQ_STATUS_SUCCESS;
 }
 
 // ---- Scale repack ----------------------------------------------------------------------------------
@@ -215,6 +255,7 @@ fqStatus_t fqDestroy(fqHandle_t handle) {
 fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t size) {
     return guarded("fqHandleSetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        const auto lock = lock_object_contents();
         fqContext changed = *handle;  // committed only when every check passed
         FQ_TRY(set_attr(kHandleAttrs, "handle", &changed, attr, buf, size));
         const size_t variants = variants_for(changed.backend, changed.arch).size();
@@ -229,6 +270,7 @@ fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf
 fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t size, size_t* written) {
     return guarded("fqHandleGetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        const auto lock = lock_object_contents();
         return get_attr(kHandleAttrs, "handle", handle, attr, buf, size, written);
     });
 }
@@ -256,13 +298,26 @@ fqStatus_t fqTensorLayoutDestroy(fqTensorLayout_t layout) {
 fqStatus_t fqTensorLayoutSetAttribute(fqTensorLayout_t layout, int32_t attr, const void* buf, size_t size) {
     return guarded("fqTensorLayoutSetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("layout", layout, ObjectKind::Layout));
-        return set_attr(kLayoutAttrs, "tensor layout", layout, attr, buf, size);
+        const auto lock = lock_object_contents();
+        fqTensorLayoutOpaque changed = *layout;  // committed only when every check passed
+        FQ_TRY(set_attr(kLayoutAttrs, "tensor layout", &changed, attr, buf, size));
+        // Each width on its own is a byte count (the other attributes may still be on their way: ld >= cols
+        // and the extent are checked at execution).
+        const std::pair<const char*, int64_t> widths[] = {{"FQ_TENSOR_LAYOUT_COLS", changed.cols},
+                                                          {"FQ_TENSOR_LAYOUT_LD", changed.ld}};
+        for (const auto& [arg, n] : widths)
+            if (layout_bytes(changed.dtype, n) < 0)
+                return fail(FQ_STATUS_INVALID_VALUE, "{}: {} elements of {} overflow a 64-bit byte count", arg, n,
+                            name(DType(changed.dtype)));
+        *layout = changed;
+        return FQ_STATUS_SUCCESS;
     });
 }
 
 fqStatus_t fqTensorLayoutGetAttribute(fqTensorLayout_t layout, int32_t attr, void* buf, size_t size, size_t* written) {
     return guarded("fqTensorLayoutGetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("layout", layout, ObjectKind::Layout));
+        const auto lock = lock_object_contents();
         return get_attr(kLayoutAttrs, "tensor layout", layout, attr, buf, size, written);
     });
 }
@@ -278,13 +333,25 @@ fqStatus_t fqQuantDescDestroy(fqQuantDesc_t desc) {
 fqStatus_t fqQuantDescSetAttribute(fqQuantDesc_t desc, int32_t attr, const void* buf, size_t size) {
     return guarded("fqQuantDescSetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
-        return set_attr(kDescAttrs, "quantization descriptor", desc, attr, buf, size);
+        const auto lock = lock_object_contents();
+        fqQuantDescOpaque changed = *desc;  // committed only when every check passed
+        FQ_TRY(set_attr(kDescAttrs, "quantization descriptor", &changed, attr, buf, size));
+        if (attr == FQ_QUANT_DESC_QMAX && changed.qmax != 0.0f && !std::isnormal(changed.qmax))
+            return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} is not a normal positive fp32 (0 = the output "
+                        "type's largest value)", changed.qmax);
+        if (attr == FQ_QUANT_DESC_GROUP_SIZE) {  // 0: unset again, the default
+            changed.group_size_set = changed.group_size != 0;
+            if (!changed.group_size_set) changed.group_size = fqQuantDescOpaque{}.group_size;
+        }
+        *desc = changed;
+        return FQ_STATUS_SUCCESS;
     });
 }
 
 fqStatus_t fqQuantDescGetAttribute(fqQuantDesc_t desc, int32_t attr, void* buf, size_t size, size_t* written) {
     return guarded("fqQuantDescGetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+        const auto lock = lock_object_contents();
         return get_attr(kDescAttrs, "quantization descriptor", desc, attr, buf, size, written);
     });
 }
@@ -293,7 +360,7 @@ fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t cols, 
                                 int64_t* value) {
     return guarded("fqGetScaleBufferInfo", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
-        return scale_buffer_fact(*desc, rows, cols, which, info, value);
+        return scale_buffer_fact(snapshot(desc), rows, cols, which, info, value);
     });
 }
 
@@ -311,11 +378,12 @@ fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLay
                               size_t* size) {
     return guarded("fqGetWorkspaceSize", [&]() -> fqStatus_t {
         if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        QuantObjects o;
         OpConfig c;
-        FQ_TRY(configure(handle, desc, in, out, &c));
+        FQ_TRY(configure(handle, desc, in, out, &o, &c));
         const Variant* v = nullptr;  // a problem no variant runs has no workspace size either
-        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
-        *size = workspace_bytes(c, handle->backend);
+        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
+        *size = workspace_bytes(c, o.handle.backend);
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -324,10 +392,11 @@ fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_
                           char* variant_name, size_t capacity) {
     return guarded("fqQuerySupport", [&]() -> fqStatus_t {
         copy_name("", variant_name, capacity);
+        QuantObjects o;
         OpConfig c;
-        FQ_TRY(configure(handle, desc, in, out, &c));
+        FQ_TRY(configure(handle, desc, in, out, &o, &c));
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
+        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
         copy_name(v->name, variant_name, capacity);
         return FQ_STATUS_SUCCESS;
     });
@@ -337,7 +406,8 @@ fqStatus_t fqGetVariantCount(fqHandle_t handle, int32_t* count) {
     return guarded("fqGetVariantCount", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
         if (!count) return fail(FQ_STATUS_NULL_POINTER, "count: NULL output pointer");
-        *count = int32_t(variants_for(handle->backend, handle->arch).size());
+        const fqContext h = snapshot(handle);
+        *count = int32_t(variants_for(h.backend, h.arch).size());
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -347,7 +417,8 @@ fqStatus_t fqGetVariantName(fqHandle_t handle, int32_t index, char* name_out, si
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
         if (!name_out) return fail(FQ_STATUS_NULL_POINTER, "name: NULL output buffer");
         if (capacity == 0) return fail(FQ_STATUS_INVALID_VALUE, "nameCapacity: 0 leaves no room for the terminating NUL");
-        const auto vs = variants_for(handle->backend, handle->arch);
+        const fqContext h = snapshot(handle);
+        const auto vs = variants_for(h.backend, h.arch);
         if (index < 0 || size_t(index) >= vs.size())
             return fail(FQ_STATUS_INVALID_VALUE, "index: {} is outside [0, {})", index, vs.size());
         copy_name(fmt::format("{}: {}", vs[size_t(index)]->name, vs[size_t(index)]->covers).c_str(), name_out, capacity);
@@ -359,8 +430,10 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
                       fqTensorLayout_t outputLayout, void* output, void* scales, size_t scales_bytes, void* workspace,
                       size_t workspace_size, fqStream_t stream) {
     return guarded("fqQuantize", [&]() -> fqStatus_t {
+        QuantObjects o;
         OpConfig c;
-        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &c));
+        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &o, &c));
+        const fqContext& h = o.handle;
         // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
         const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
         const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
@@ -396,18 +469,29 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
                 return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
                             i == 4 || i == 5 ? "int32" : "fp32");
-        if (handle->backend == Backend::Cuda) {
+        const int64_t values_bytes = span_bytes(o.out.dtype, c.rows, c.cols, c.out_ld);
+        const int64_t col_values_bytes = !c.columnwise() ? 0
+                                         : c.col_transpose ? c.cols * layout_bytes(o.out.dtype, c.rows)
+                                                           : values_bytes;
+        const Region regions[] = {
+            {"input", input, span_bytes(o.in.dtype, c.rows, c.in_cols, c.in_ld)},
+            {"output", output, c.rowwise() ? values_bytes : 0},
+            {"scales", scales, rowwise_scale_bytes},
+            {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.col_output, col_values_bytes},
+            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
+        FQ_TRY(check_no_aliasing(regions));
+        if (h.backend == Backend::Cuda) {
             // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
             for (const auto& [arg, p] : ptrs)
                 if (p && !cuda_pointer_is_device(p))
                     return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,
-                                handle->device);
+                                h.device);
         }
         c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(handle->backend, handle->arch, handle->variant, c, &v));
+        FQ_TRY(select_variant(h.backend, h.arch, h.variant, c, &v));
         // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
-        const size_t needed_workspace = workspace_bytes(c, handle->backend);
+        const size_t needed_workspace = workspace_bytes(c, h.backend);
         if (needed_workspace > workspace_size)
             return fail(FQ_STATUS_INSUFFICIENT_WORKSPACE, "workspaceSizeInBytes: {} bytes is smaller than the {} "
                         "fqGetWorkspaceSize returns (NVFP4 on CUDA without FQ_QUANT_DESC_GLOBAL_AMAX_POINTER reduces "
@@ -416,10 +500,10 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
             return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
         if (needed_workspace > 0 && !cuda_pointer_is_device(workspace))
-            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, handle->device);
+            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, h.device);
         return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
-                                 reinterpret_cast<void*>(stream), handle->device,
-                                 handle->sm_count, handle->allow_pdl != 0, handle->wide_tile_min});
+                                 reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
+                                 h.wide_tile_min});
     });
 }
 
@@ -440,6 +524,7 @@ fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t
                          size_t src_bytes, int32_t dst_layout, void* dst, size_t dst_bytes, fqStream_t stream) {
     return guarded("fqScaleRepack", [&]() -> fqStatus_t {
         FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+        const fqContext h = snapshot(handle);
         FQ_TRY(check_repack_shape(type, batch, rows, groups));
         if (batching < FQ_SCALE_REPACK_BLOCKS || batching > FQ_SCALE_REPACK_BLOCKS_TO_STACKED)
             return fail(FQ_STATUS_INVALID_VALUE, "batching: {} is not an fqScaleRepackBatching value", batching);
@@ -495,16 +580,16 @@ fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t
         if (overlap(src, p.src.bytes(), dst, p.dst.bytes()))
             return fail(FQ_STATUS_INVALID_VALUE, "dst: its {} bytes at {} overlap the {} bytes of src at {}; a repack "
                         "cannot work in place", p.dst.bytes(), dst, p.src.bytes(), src);
-        if (handle->backend == Backend::Cuda) {
+        if (h.backend == Backend::Cuda) {
             const std::pair<const char*, const void*> ptrs[] = {
                 {"src", p.src.bytes() ? src : nullptr}, {"dst", p.dst.bytes() ? dst : nullptr}, {"rowOffsets", p.offsets}};
             for (const auto& [arg, ptr] : ptrs)
                 if (ptr && !cuda_pointer_is_device(ptr))
                     return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, ptr,
-                                handle->device);
+                                h.device);
         }
         if (p.dst.bytes() == 0) return FQ_STATUS_SUCCESS;
-        return run_scale_repack(handle->backend, p, src, dst, reinterpret_cast<void*>(stream));
+        return run_scale_repack(h.backend, p, src, dst, reinterpret_cast<void*>(stream));
     });
 }
 

@@ -99,6 +99,20 @@ fqStatus_t check_microscaling(const fqQuantDescOpaque& d, Scheme scheme) {
     return FQ_STATUS_SUCCESS;
 }
 
+// SPEC §3.4: FQ_QUANT_DESC_GROUP_SIZE belongs to PER_GROUP. Under another scheme a value the caller set is
+// refused unless it is the scheme's own block along a row (MXFP8/MXFP4 32, NVFP4 16, BLOCK_2D 128); per-token
+// and per-tensor scales have no group to size. Never set (or set to 0), it means nothing and is accepted.
+fqStatus_t check_group_size(const fqQuantDescOpaque& d, Scheme scheme) {
+    if (scheme == Scheme::PerGroup || !d.group_size_set) return FQ_STATUS_SUCCESS;
+    const int64_t own = scheme == Scheme::Block2D ? kBlock2D : scheme == Scheme::Nvfp4 ? 16 : is_microscaling(scheme) ? 32 : 0;
+    if (d.group_size == own) return FQ_STATUS_SUCCESS;
+    if (own)
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GROUP_SIZE: {} is set, but scheme {} has its own block of {} "
+                    "elements; set {} or leave it unset (0)", d.group_size, name(scheme), own, own);
+    return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GROUP_SIZE: {} is set, but scheme {} has no groups ({}); leave "
+                "it unset (0)", d.group_size, name(scheme), scheme == Scheme::PerToken ? "one scale per row" : "one scale");
+}
+
 // The bytes of `srows` x `scols` logical scales in `layout` with its padding, every step checked: -1 when
 // any product overflows int64_t. It mirrors make_scale_geometry(), which then computes without checks.
 int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int64_t scols) {
@@ -162,6 +176,8 @@ fqStatus_t columnwise_block(const fqQuantDescOpaque& d, Scheme scheme, int64_t* 
 
 }  // namespace
 
+int64_t layout_bytes(int32_t dtype, int64_t elements) { return element_bytes(dtype, elements); }
+
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
     if (l.dtype < 0 || l.dtype > FQ_TYPE_INT32)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: dtype {} is not an fqDataType value", arg, l.dtype);
@@ -172,6 +188,10 @@ fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
     if (l.dtype == FQ_TYPE_FP4_E2M1 && l.ld % 2 != 0)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: FP4 elements pack two per byte; the row stride (ld) {} must be even",
                     arg, l.ld);
+    // A row (ld elements, at least cols) must be a byte count on its own, whatever the rows (zero included).
+    if (element_bytes(l.dtype, l.ld) < 0)
+        return fail(FQ_STATUS_INVALID_VALUE, "{}: row stride (ld) {} elements of {} overflow a 64-bit byte count", arg,
+                    l.ld, name(DType(l.dtype)));
     // The extent the tensor spans, rows x ld elements, must be a byte count a pointer can step over.
     const int64_t elements = checked_mul(l.rows, l.ld);
     if (elements < 0 || element_bytes(l.dtype, elements) < 0)
@@ -227,6 +247,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to fp8 outputs only, not {}",
                     name(out));
     FQ_TRY(check_microscaling(d, scheme));
+    FQ_TRY(check_group_size(d, scheme));
 
     // Quantizer parameters with defaults resolved (SPEC §3.2, §3.4).
     QuantParams& q = c->quant;

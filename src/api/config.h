@@ -7,8 +7,12 @@
 
 namespace fq {
 
-// Validates one tensor layout on its own: known type, rows >= 0, cols > 0, ld >= cols (even for FP4), and
-// a byte extent (rows x ld elements) that fits in 64 bits. `arg` starts the message.
+// Bytes of `elements` elements of fqDataType `dtype` (FP4: two per byte), or -1 when they overflow int64_t.
+int64_t layout_bytes(int32_t dtype, int64_t elements);
+
+// Validates one tensor layout on its own: known type, rows >= 0, cols > 0, ld >= cols (even for FP4), a row
+// stride whose bytes fit in 64 bits whatever the rows, and a byte extent (rows x ld elements) that fits too.
+// `arg` starts the message.
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l);
 
 // Validates the quantization and MoE parts of `d` for an output of rows x cols and fills the scheme, quant

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "error.h"
 #include "objects.h"
+#include "snapshot.h"
 
 using namespace fq;
 
@@ -118,21 +119,30 @@ struct GemmArgs {
     size_t scales_bytes;
 };
 
-// Everything fqGroupedGemm checks, in the order its messages come; fills `c` completely.
-fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
+// Everything fqGroupedGemm checks, in the order its messages come; fills `c` completely, and `handle` with the
+// handle as the call runs it. Every object is copied once at entry (snapshot.h) and read only as that copy.
+fqStatus_t configure_gemm(const GemmArgs& x, fqContext* handle, GroupedGemmConfig* c) {
     FQ_TRY(live_object("handle", x.handle, ObjectKind::Handle));
     FQ_TRY(live_object("gemmDesc", x.gemm, ObjectKind::GemmDesc));
     FQ_TRY(live_object("epilogueDesc", x.epilogue, ObjectKind::Desc));
     FQ_TRY(live_object("aLayout", x.a_layout, ObjectKind::Layout));
     FQ_TRY(live_object("bLayout", x.b_layout, ObjectKind::Layout));
-    const fqGroupedGemmDescOpaque& g = *x.gemm;
+    const fqGroupedGemmDescOpaque g = snapshot(x.gemm);
     if (g.quantize || x.out_layout) FQ_TRY(live_object("outputLayout", x.out_layout, ObjectKind::Layout));
+    fqQuantDescOpaque epilogue;
+    fqTensorLayoutOpaque la, lb, out_layout;
+    {
+        const auto lock = lock_object_contents();
+        *handle = *x.handle;
+        epilogue = *x.epilogue;
+        la = *x.a_layout;
+        lb = *x.b_layout;
+        if (x.out_layout) out_layout = *x.out_layout;  // live: checked above
+    }
     FQ_TRY(check_gemm_desc(g));
-    FQ_TRY(check_epilogue_moe(*x.epilogue));
+    FQ_TRY(check_epilogue_moe(epilogue));
 
     // Shapes: A [M, K], B [E*N, K], C [M, N], y [M, H].
-    const fqTensorLayoutOpaque& la = *x.a_layout;
-    const fqTensorLayoutOpaque& lb = *x.b_layout;
     FQ_TRY(check_operand("aLayout", la));
     FQ_TRY(check_operand("bLayout", lb));
     const int64_t m = la.rows, k = la.cols, e = g.num_groups;
@@ -142,7 +152,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
         return fail(FQ_STATUS_INVALID_VALUE, "bLayout: {} rows are not E*N for FQ_GEMM_DESC_NUM_GROUPS E = {} and "
                     "some N >= 1", lb.rows, e);
     const int64_t n = lb.rows / e;
-    const bool gated = x.epilogue->gate_layout != FQ_GATE_LAYOUT_NONE;
+    const bool gated = epilogue.gate_layout != FQ_GATE_LAYOUT_NONE;
     if (gated && n % 2 != 0)
         return fail(FQ_STATUS_INVALID_VALUE, "bLayout: N = {} is odd, but the epilogue's gated activation reads N = 2H "
                     "columns of C", n);
@@ -151,10 +161,10 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
     FQ_TRY(check_layout("aLayout, bLayout: C [M, N]", cl));
 
     // The epilogue: fqQuantize's rules over C, the groups as MoE CONTIGUOUS experts (epilogue_over_groups).
-    const fqQuantDescOpaque d = epilogue_over_groups(g, g.quantize ? *x.epilogue : activation_only(*x.epilogue));
+    const fqQuantDescOpaque d = epilogue_over_groups(g, g.quantize ? epilogue : activation_only(epilogue));
     fqTensorLayoutOpaque out{d.output_type, m, h, h};  // QUANTIZE = 0: a stand-in no byte is written to
     if (g.quantize) {
-        out = *x.out_layout;
+        out = out_layout;
         if (out.rows != m)
             return fail(FQ_STATUS_INVALID_VALUE, "outputLayout: {} rows, but aLayout has M = {}", out.rows, m);
         if (out.cols != h)
@@ -162,7 +172,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
                         out.cols, h, gated ? "gated: N/2, " : "not gated: ", n);
     }
     OpConfig& epi = c->epi;
-    FQ_TRY(build_config(*x.handle, d, cl, out, &epi));
+    FQ_TRY(build_config(*handle, d, cl, out, &epi));
 
     // Buffers: sizes, presence, alignment (SPEC §6; the host reads fp32 and 16-bit values in place too).
     const int64_t scale_bytes = g.quantize && epi.rowwise() ? epi.scales.bytes * epi.scale_batch : 0;
@@ -210,12 +220,12 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
     for (const auto& p : ptrs)
         if (reinterpret_cast<uintptr_t>(p.p) & (p.align - 1))
             return fail(FQ_STATUS_MISALIGNED, "{}: {} is not {}-byte aligned ({})", p.arg, p.p, p.align, p.what);
-    if (x.handle->backend == Backend::Cuda) {
+    if (handle->backend == Backend::Cuda) {
         // A host pointer handed to a CUDA handle would fault inside the kernel: refuse it here.
         for (const auto& p : ptrs)
             if (p.p && !cuda_pointer_is_device(p.p))
                 return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", p.arg, p.p,
-                            x.handle->device);
+                            handle->device);
     }
     epi.vector_aligned = aligned16(x.output) && epi.out_ld % 16 == 0 && (n * 2) % 16 == 0;
 
@@ -257,6 +267,7 @@ fqStatus_t fqGroupedGemmDescDestroy(fqGroupedGemmDesc_t desc) {
 fqStatus_t fqGroupedGemmDescSetAttribute(fqGroupedGemmDesc_t desc, int32_t attr, const void* buf, size_t size) {
     return guarded("fqGroupedGemmDescSetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::GemmDesc));
+        const auto lock = lock_object_contents();
         return set_attr(kGemmAttrs, "grouped GEMM descriptor", desc, attr, buf, size);
     });
 }
@@ -265,6 +276,7 @@ fqStatus_t fqGroupedGemmDescGetAttribute(fqGroupedGemmDesc_t desc, int32_t attr,
                                          size_t* written) {
     return guarded("fqGroupedGemmDescGetAttribute", [&]() -> fqStatus_t {
         FQ_TRY(live_object("desc", desc, ObjectKind::GemmDesc));
+        const auto lock = lock_object_contents();
         return get_attr(kGemmAttrs, "grouped GEMM descriptor", desc, attr, buf, size, written);
     });
 }
@@ -274,8 +286,10 @@ fqStatus_t fqGroupedGemmGetScaleBufferInfo(fqGroupedGemmDesc_t gemmDesc, fqQuant
     return guarded("fqGroupedGemmGetScaleBufferInfo", [&]() -> fqStatus_t {
         FQ_TRY(live_object("gemmDesc", gemmDesc, ObjectKind::GemmDesc));
         FQ_TRY(live_object("epilogueDesc", epilogueDesc, ObjectKind::Desc));
-        FQ_TRY(check_epilogue_moe(*epilogueDesc));
-        return scale_buffer_fact(epilogue_over_groups(*gemmDesc, *epilogueDesc), rows, cols, which, info, value);
+        const fqGroupedGemmDescOpaque g = snapshot(gemmDesc);
+        const fqQuantDescOpaque epilogue = snapshot(epilogueDesc);
+        FQ_TRY(check_epilogue_moe(epilogue));
+        return scale_buffer_fact(epilogue_over_groups(g, epilogue), rows, cols, which, info, value);
     });
 }
 
@@ -295,17 +309,18 @@ fqStatus_t fqGroupedGemm(fqHandle_t handle, fqGroupedGemmDesc_t gemmDesc, fqQuan
                          const void* b, const void* bScales, fqTensorLayout_t outputLayout, void* output, void* scales,
                          size_t scalesSizeInBytes, fqStream_t stream) {
     return guarded("fqGroupedGemm", [&]() -> fqStatus_t {
+        fqContext h;
         GroupedGemmConfig c;
         FQ_TRY(configure_gemm(GemmArgs{handle, gemmDesc, epilogueDesc, aLayout, a, aScales, bLayout, b, bScales,
                                        outputLayout, output, scales, scalesSizeInBytes},
-                              &c));
-        if (handle->backend == Backend::Cuda) {
-            const std::string refusal = grouped_gemm_cuda_refusal(c, handle->arch);
+                              &h, &c));
+        if (h.backend == Backend::Cuda) {
+            const std::string refusal = grouped_gemm_cuda_refusal(c, h.arch);
             if (!refusal.empty()) return fail(FQ_STATUS_NOT_SUPPORTED, "{}", refusal);
             // Zero rows: the epilogues the kernel runs (fp32 scales in ROW_MAJOR, COL_MAJOR, COL_MAJOR_TMA) have no
             // byte to write, not even padding, so there is nothing to launch.
             if (c.m == 0) return FQ_STATUS_SUCCESS;
-            return run_grouped_gemm_cuda(c, reinterpret_cast<void*>(stream), handle->sm_count);
+            return run_grouped_gemm_cuda(c, reinterpret_cast<void*>(stream), h.sm_count);
         }
         // The host backend runs every epilogue fqQuantize's host variant runs (the same refusals).
         if (c.quantize) {

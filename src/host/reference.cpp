@@ -8,6 +8,8 @@
 // docs/moe.md) only decide which rows are valid, which expert's tensor scalars they use, and which scale
 // block they write: expert_of_rows() says it once for both directions.
 // BLOCK_2D (weights) has its own loop over bands of 128 rows (quantize_block2d).
+// Scratch (SPEC §6): at most min(rows, block) rows of the output width, so a call allocates about as much as
+// its own data and a zero-row call nothing sized by the width.
 #include "reference.h"
 
 #include "../common/activate_column.h"
@@ -102,7 +104,7 @@ int64_t row_bytes(const OpConfig& c, int64_t ld) { return c.quant.out == DType::
 void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8_t* scales) {
     const QuantParams& q = c.quant;
     const float ub = c.scale_ub ? *c.scale_ub : std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> y(size_t(kBlock2D * c.cols));  // one band of up to 128 activated rows
+    std::vector<float> y(size_t(std::min(kBlock2D, c.rows) * c.cols));  // one band of up to 128 activated rows
     for (int64_t mb = 0; mb * kBlock2D < c.rows; ++mb) {
         const int64_t r0 = mb * kBlock2D, nr = std::min(kBlock2D, c.rows - r0);
         for (int64_t r = 0; r < nr; ++r)
@@ -127,14 +129,16 @@ void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
 // activated once more rather than held.
 std::vector<TensorScalars> tensor_scalars(const OpConfig& c, const uint16_t* in, const std::vector<int32_t>& expert) {
     std::vector<TensorScalars> t(size_t(c.experts()));
-    std::vector<float> amax(t.size(), 0.0f), y(size_t(c.cols));
-    if (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax))
+    std::vector<float> amax(t.size(), 0.0f), y;
+    if (c.rows > 0 && (c.scheme == Scheme::PerTensorDynamic || (c.scheme == Scheme::Nvfp4 && !c.global_amax))) {
+        y.resize(size_t(c.cols));
         for (int64_t r = 0; r < c.rows; ++r) {
             if (expert[size_t(r)] < 0) continue;
             activate_input_row(c, in, r, y.data());
             float& a = amax[size_t(expert[size_t(r)])];
             a = fmaxf(a, amax_of(y.data(), c.cols));
         }
+    }
     for (size_t e = 0; e < t.size(); ++e) {
         if (c.scale_ub) t[e].ub = *c.scale_ub;
         if (c.scheme == Scheme::PerTensorStatic) t[e].tensor_scale = c.static_scale[e];
@@ -179,6 +183,7 @@ void quantize_rowwise(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
     } else if (g.bytes > 0) {
         for (int64_t b = 0; b < c.scale_batch; ++b) zero_padding_rows(g, scales + b * g.bytes);
     }
+    if (c.rows == 0) return;
     std::vector<float> y(size_t(c.cols));
     std::vector<uint8_t> codes(size_t(c.cols));
     for (int64_t r = 0; r < c.rows; ++r) {
@@ -254,8 +259,9 @@ void quantize_columnwise(const OpConfig& c, const uint16_t* in, uint8_t* out, ui
     } else if (g.bytes > 0) {
         for (int64_t b = 0; b < c.scale_batch; ++b) zero_padding_rows(g, scales + b * g.bytes);
     }
+    if (c.rows == 0) return;  // no block: no data, and no scale column to pad
     const int64_t block = c.col_block;
-    const auto per_block = static_cast<size_t>(block);
+    const auto per_block = static_cast<size_t>(std::min(block, c.rows));  // the rows of a block that exist
     std::vector<float> y(per_block * size_t(c.cols)), column(per_block);
     std::vector<uint8_t> codes(per_block * size_t(c.cols)), column_codes(per_block);
     std::vector<char> valid(per_block);
