@@ -310,7 +310,8 @@ TEST_CASE("grouped GEMM: the quantized epilogue is fqQuantize of the returned C,
             for (size_t i = 0; i < prob.size(); ++i) prob[i] = 0.25f + float(i % 7) * 0.125f;
             auto make = [&](Desc& d) {
                 d.i32(FQ_QUANT_DESC_ACTIVATION, x.act).i32(FQ_QUANT_DESC_GATE_LAYOUT, x.gate);
-                d.i32(FQ_QUANT_DESC_SCHEME, x.scheme).i32(FQ_QUANT_DESC_GROUP_SIZE, x.group);
+                d.i32(FQ_QUANT_DESC_SCHEME, x.scheme);
+                if (x.scheme == FQ_SCHEME_PER_GROUP) d.i32(FQ_QUANT_DESC_GROUP_SIZE, x.group);
                 d.i32(FQ_QUANT_DESC_SCALE_LAYOUT, x.layout).i32(FQ_QUANT_DESC_OUTPUT_TYPE, x.out_type);
                 d.i32(FQ_QUANT_DESC_SCALE_TYPE, x.scale_type).i32(FQ_QUANT_DESC_OUTPUTS, x.outputs);
                 if (x.outputs & FQ_OUTPUT_COLUMNWISE) d.i32(FQ_QUANT_DESC_COLUMNWISE_BLOCK, 32);

@@ -240,7 +240,12 @@ TEST_CASE("a descriptor and layouts changed by another thread during calls: no a
                 set_layout(l, FQ_TENSOR_LAYOUT_LD, cols);
             }
             set_desc(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 32);
-            // A valid configuration now: let the workers run some calls with it before the next change.
+            // Flips of the block width under running calls (a call that read it twice would see two values), then
+            // a valid configuration the workers run some calls with before the next change.
+            for (int flip = 0; flip < 256; ++flip) {
+                set_desc(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 1 << 16);
+                set_desc(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, 32);
+            }
             const int target = calls.load() + kWorkers;
             while (calls.load() < target && !stop.load()) std::this_thread::yield();
         }
