@@ -221,7 +221,8 @@ accessors!(QuantDesc, QuantDescAttr {
     intermediate_rounding / set_intermediate_rounding: IntermediateRounding = IntermediateRounding;
     /// SCHEME (default PerGroup).
     scheme / set_scheme: QuantScheme = Scheme;
-    /// GROUP_SIZE of PerGroup: 32, 64 or 128 (default 128).
+    /// GROUP_SIZE of PerGroup: 32, 64 or 128 (default 128); 0 unsets it. Other schemes refuse a value other than
+    /// their own block (MXFP8/MXFP4 32, NVFP4 16, BLOCK_2D 128; none for per-token and per-tensor).
     group_size / set_group_size: i32 = GroupSize;
     /// OUTPUT_TYPE of the values (default Fp8E4m3fn).
     output_type / set_output_type: DataType = OutputType;
