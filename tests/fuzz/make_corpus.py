@@ -288,7 +288,7 @@ def matrix():
                         p.set_i32("GROUP_SIZE", (32, 64, 128)[index % 3])
                     p.set_i32("SCALE_LAYOUT", layout).set_i32("OUTPUTS", outputs)
                     if outputs & COLUMNWISE:
-                        if scheme < 5 and index % 2:
+                        if scheme in (2, 3, 4) and index % 2:  # the fp32 block schemes take 32 or 128
                             p.set_i32("COLUMNWISE_BLOCK", 128)
                         p.set_i32("COLUMNWISE_TRANSPOSE", index % 3 == 0)
                     if scheme == 0:
