@@ -89,7 +89,8 @@ void copy_name(const char* s, char* dst, size_t cap) {
     dst[n] = '\0';
 }
 
-fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out, OpConfig* c) {
+// Resolves the caller's values in place (live_object): afterwards they are the objects' addresses.
+fqStatus_t configure(fqHandle_t& handle, fqQuantDesc_t& desc, fqTensorLayout_t& in, fqTensorLayout_t& out, OpConfig* c) {
     FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
     FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
     FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
@@ -202,8 +203,7 @@ fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device) {
         } else {
             return fail(FQ_STATUS_INVALID_VALUE, "backend: {} is neither FQ_BACKEND_HOST (0) nor FQ_BACKEND_CUDA (1)", backend);
         }
-        FQ_TRY(create_object("handle", handle, ObjectKind::Handle));
-        **handle = ctx;
+        FQ_TRY(create_object("handle", handle, ObjectKind::Handle, ctx));
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -243,8 +243,7 @@ fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t
         if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
         const fqTensorLayoutOpaque l{dtype, rows, cols, ld};
         FQ_TRY(check_layout("layout", l));  // FP4 strides, and extents that overflow
-        FQ_TRY(create_object("layout", layout, ObjectKind::Layout));
-        **layout = l;
+        FQ_TRY(create_object("layout", layout, ObjectKind::Layout, l));
         return FQ_STATUS_SUCCESS;
     });
 }

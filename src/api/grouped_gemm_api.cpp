@@ -102,17 +102,18 @@ fqStatus_t check_operand(const char* arg, const fqTensorLayoutOpaque& l) {
     return FQ_STATUS_SUCCESS;
 }
 
+// The objects are the caller's variables, by reference: configure_gemm resolves them in place (live_object).
 struct GemmArgs {
-    fqHandle_t handle;
-    fqGroupedGemmDesc_t gemm;
-    fqQuantDesc_t epilogue;
-    fqTensorLayout_t a_layout;
+    fqHandle_t& handle;
+    fqGroupedGemmDesc_t& gemm;
+    fqQuantDesc_t& epilogue;
+    fqTensorLayout_t& a_layout;
     const void* a;
     const void* a_scales;
-    fqTensorLayout_t b_layout;
+    fqTensorLayout_t& b_layout;
     const void* b;
     const void* b_scales;
-    fqTensorLayout_t out_layout;
+    fqTensorLayout_t& out_layout;
     void* output;
     void* scales;
     size_t scales_bytes;
