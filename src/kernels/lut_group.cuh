@@ -195,8 +195,8 @@ template <class Kernel>
 fqStatus_t allow_lut_smem(Kernel kernel, int device, std::atomic<uint64_t>& done) {
     const uint64_t bit = uint64_t(1) << (device & 63);
     if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kLutSmemBytes));
-    if (e != cudaSuccess) return launch_error(e);
+    FQ_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kLutSmemBytes)),
+                       "cudaFuncSetAttribute (dynamic shared memory)"));
     done.fetch_or(bit, std::memory_order_acq_rel);
     return FQ_STATUS_SUCCESS;
 }
