@@ -29,8 +29,9 @@ using namespace fqt;
 namespace {
 
 // One problem: SiLU-gated (split) bf16 rows, quantized by one scheme. Together they reach every variant
-// family: the row kernels (per-group, per-token, per-tensor's amax and finalize kernels, microscaling with the
-// scale-padding kernel, NVFP4's workspace amax), the columnwise kernels and BLOCK_2D.
+// family and every kind of launch: the row kernels (per-group, per-token, per-tensor's memset, amax and
+// finalize kernels, microscaling, NVFP4's workspace amax), the columnwise kernels with the scale-padding
+// kernel, and BLOCK_2D.
 struct Problem {
     const char* what;
     int32_t scheme = FQ_SCHEME_PER_GROUP, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
@@ -53,6 +54,8 @@ std::vector<Problem> problems() {
     { Problem p{"NVFP4 without a global amax (amax in the workspace), SWIZZLED_128X4"}; p.scheme = FQ_SCHEME_NVFP4;
       p.out = FQ_TYPE_FP4_E2M1; p.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; v.push_back(p); }
     { Problem p{"rowwise + columnwise per-group 128"}; p.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE; v.push_back(p); }
+    { Problem p{"rowwise + columnwise MXFP8, SWIZZLED_128X4 (the scale-padding kernel)"}; p.scheme = FQ_SCHEME_MXFP8;
+      p.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; p.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE; v.push_back(p); }
     { Problem p{"BLOCK_2D"}; p.scheme = FQ_SCHEME_BLOCK_2D; v.push_back(p); }
     return v;
 }
@@ -404,9 +407,13 @@ TEST_CASE("two handles on two GPUs: one thread switching devices, a current devi
         MESSAGE("skipped: fewer than 2 CUDA devices (", device_count(), ")");
         return;
     }
-    // Per-group, microscaling with scale padding, per-tensor dynamic (several kernels) and BLOCK_2D.
-    const std::vector<Problem> all = problems();
-    const std::vector<Problem> ps = {all[0], all[2], all[4], all[7]};
+    // Per-group, per-tensor dynamic (several kernels), MXFP8, columnwise with the scale-padding kernel, BLOCK_2D.
+    std::vector<Problem> ps;
+    for (const Problem& p : problems())
+        if (p.scheme != FQ_SCHEME_PER_TOKEN && p.scheme != FQ_SCHEME_PER_TENSOR_STATIC && p.scheme != FQ_SCHEME_NVFP4 &&
+            !(p.columnwise() && p.scheme == FQ_SCHEME_PER_GROUP))
+            ps.push_back(p);
+    REQUIRE(ps.size() == 5);
     std::vector<std::vector<uint16_t>> inputs;
     std::vector<Bytes> wants;
     for (size_t i = 0; i < ps.size(); ++i) {
