@@ -33,7 +33,7 @@ namespace {
 // finalize kernels, microscaling, NVFP4's workspace amax), the columnwise kernels with the scale-padding
 // kernel, and BLOCK_2D.
 struct Problem {
-    const char* what;
+    std::string what;  // a std::string: doctest prints a const char* of a message as an address
     int32_t scheme = FQ_SCHEME_PER_GROUP, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
     int32_t outputs = FQ_OUTPUT_ROWWISE;
     int64_t rows = 37, cols = 256;
@@ -114,7 +114,7 @@ Bytes host_bytes(const Problem& p, const std::vector<uint16_t>& input) {
     Layout li(FQ_TYPE_BF16, p.rows, p.in_cols(), p.in_cols()), lo(p.out, p.rows, p.cols, p.cols);
     const fqStatus_t s = fqQuantize(host.h, d.d, li.l, input.data(), lo.l, b.out.data(), b.scales.data(), b.scales.size(),
                                     nullptr, 0, nullptr);
-    REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, "host reference of ", p.what, ": ", fqGetLastErrorMessage());
+    REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, "host reference of ", p.what, ": ", std::string(fqGetLastErrorMessage()));
     return b;
 }
 
@@ -207,7 +207,7 @@ void pin(fqHandle_t h, int32_t v) { REQUIRE(fqHandleSetAttribute(h, FQ_HANDLE_VA
 // Whether the handle, as pinned, runs the problem (no launch: selection only).
 bool runs(fqHandle_t h, OnDevice& x) {
     const fqStatus_t s = fqQuerySupport(h, x.d.d, x.li.l, x.lo.l, nullptr, 0);
-    REQUIRE_MESSAGE((s == FQ_STATUS_SUCCESS || s == FQ_STATUS_NOT_SUPPORTED), x.p.what, ": ", fqGetLastErrorMessage());
+    REQUIRE_MESSAGE((s == FQ_STATUS_SUCCESS || s == FQ_STATUS_NOT_SUPPORTED), x.p.what, ": ", std::string(fqGetLastErrorMessage()));
     return s == FQ_STATUS_SUCCESS;
 }
 
@@ -250,9 +250,9 @@ TEST_CASE("cold capture: the first fqQuantize of every variant runs inside a glo
             const fqStatus_t st = x.quantize(gpu.h, stream);
             const std::string message = fqGetLastErrorMessage();
             const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-            REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, "fqQuantize returned ", fqGetStatusString(st), ": ", message);
-            REQUIRE_MESSAGE(ended == cudaSuccess, "cudaStreamEndCapture after fqQuantize: ", cudaGetErrorName(ended), " (",
-                            cudaGetErrorString(ended), "): fq made a call that invalidated the capture");
+            REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, "fqQuantize returned ", std::string(fqGetStatusString(st)), ": ", message);
+            REQUIRE_MESSAGE(ended == cudaSuccess, "cudaStreamEndCapture after fqQuantize: ", std::string(cudaGetErrorName(ended)), " (",
+                            std::string(cudaGetErrorString(ended)), "): fq made a call that invalidated the capture");
             cudaGraphExec_t exec = nullptr;
             CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
             CUDA_OK(cudaGraphLaunch(exec, stream));
@@ -286,14 +286,14 @@ TEST_CASE("a caller's pending CUDA error stays pending across successful fqQuant
     auto provoke = [] {
         void* p = nullptr;
         const cudaError_t e = cudaMalloc(&p, size_t(1) << 62);
-        REQUIRE_MESSAGE(e == cudaErrorMemoryAllocation, "cudaMalloc(2^62) gave ", cudaGetErrorName(e));
+        REQUIRE_MESSAGE(e == cudaErrorMemoryAllocation, "cudaMalloc(2^62) gave ", std::string(cudaGetErrorName(e)));
         REQUIRE(cudaPeekAtLastError() == cudaErrorMemoryAllocation);
     };
     auto still_pending = [](fqStatus_t st, const std::string& message, const std::string& call) {
         const cudaError_t after = cudaGetLastError();  // takes the caller's error out, as a caller would
-        CHECK_MESSAGE(st == FQ_STATUS_SUCCESS, call, " returned ", fqGetStatusString(st), ": ", message);
+        CHECK_MESSAGE(st == FQ_STATUS_SUCCESS, call, " returned ", std::string(fqGetStatusString(st)), ": ", message);
         CHECK_MESSAGE(after == cudaErrorMemoryAllocation, call, ": cudaGetLastError() afterwards gave ",
-                      cudaGetErrorName(after), ", not the caller's pending cudaErrorMemoryAllocation");
+                      std::string(cudaGetErrorName(after)), ", not the caller's pending cudaErrorMemoryAllocation");
     };
     const std::vector<Problem> ps = problems();
     int32_t n = 0;
@@ -311,7 +311,7 @@ TEST_CASE("a caller's pending CUDA error stays pending across successful fqQuant
             REQUIRE(x.reset());
             provoke();
             const fqStatus_t st = x.quantize(gpu.h, stream);
-            still_pending(st, fqGetLastErrorMessage(), "fqQuantize");
+            still_pending(st, std::string(fqGetLastErrorMessage()), "fqQuantize");
             CUDA_OK(cudaStreamSynchronize(stream));
             Bytes got;
             REQUIRE(x.download(got));
@@ -333,7 +333,7 @@ TEST_CASE("a caller's pending CUDA error stays pending across successful fqQuant
         const fqStatus_t st = fqScaleRepack(gpu.h, FQ_TYPE_E8M0, 2, 4, 3, FQ_SCALE_REPACK_BLOCKS, nullptr, 0,
                                             FQ_SCALE_LAYOUT_ROW_MAJOR, d_src.p, 24, FQ_SCALE_LAYOUT_SWIZZLED_128X4, d_dst.p, 1024,
                                             reinterpret_cast<fqStream_t>(stream));
-        still_pending(st, fqGetLastErrorMessage(), "fqScaleRepack");
+        still_pending(st, std::string(fqGetLastErrorMessage()), "fqScaleRepack");
         CUDA_OK(cudaStreamSynchronize(stream));
         ++calls;
     }
@@ -353,14 +353,14 @@ TEST_CASE("a CUDA handle takes device memory of its device, managed memory and p
     const size_t bytes = input.size() * 2;
     OnDevice x(p, input);
 
-    auto expect = [&](const char* kind, const void* in, fqStatus_t want_status) {
+    auto expect = [&](const std::string& kind, const void* in, fqStatus_t want_status) {
         INFO("input in ", kind);
         REQUIRE(x.reset());
         const fqStatus_t st = x.quantize(gpu.h, nullptr, in);
         const std::string message = fqGetLastErrorMessage();
         CUDA_OK(cudaDeviceSynchronize());
         CHECK(cudaGetLastError() == cudaSuccess);
-        CHECK_MESSAGE(st == want_status, "fqQuantize returned ", fqGetStatusString(st), ": ", message);
+        CHECK_MESSAGE(st == want_status, "fqQuantize returned ", std::string(fqGetStatusString(st)), ": ", message);
         Bytes got;
         REQUIRE(x.download(got));
         if (want_status == FQ_STATUS_SUCCESS) {
@@ -427,7 +427,7 @@ TEST_CASE("two handles on two GPUs: one thread switching devices, a current devi
     for (int dev = 0; dev < kDevices; ++dev) {
         CUDA_OK(cudaSetDevice(dev));
         // -1: the current device, which the handle is bound to.
-        REQUIRE_MESSAGE(fqCreate(&handles[size_t(dev)], FQ_BACKEND_CUDA, -1) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+        REQUIRE_MESSAGE(fqCreate(&handles[size_t(dev)], FQ_BACKEND_CUDA, -1) == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
         int32_t bound = -7;
         size_t written = 0;
         REQUIRE(fqHandleGetAttribute(handles[size_t(dev)], FQ_HANDLE_DEVICE, &bound, 4, &written) == FQ_STATUS_SUCCESS);
@@ -445,7 +445,7 @@ TEST_CASE("two handles on two GPUs: one thread switching devices, a current devi
             OnDevice& x = *on[size_t(dev)][i];
             REQUIRE(x.reset());
             const fqStatus_t st = x.quantize(handles[size_t(dev)], streams[size_t(dev)]);
-            REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, fqGetStatusString(st), ": ", fqGetLastErrorMessage());
+            REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, std::string(fqGetStatusString(st)), ": ", std::string(fqGetLastErrorMessage()));
             CUDA_OK(cudaStreamSynchronize(streams[size_t(dev)]));
             Bytes got;
             REQUIRE(x.download(got));
@@ -462,7 +462,7 @@ TEST_CASE("two handles on two GPUs: one thread switching devices, a current devi
         REQUIRE(x.reset());
         const fqStatus_t st = x.quantize(handles[size_t(handle_dev)], streams[size_t(handle_dev)], input);
         const std::string message = fqGetLastErrorMessage();
-        CHECK_MESSAGE(st == FQ_STATUS_INVALID_VALUE, "returned ", fqGetStatusString(st), ": ", message);
+        CHECK_MESSAGE(st == FQ_STATUS_INVALID_VALUE, "returned ", std::string(fqGetStatusString(st)), ": ", message);
         for (const std::string& s : named) CHECK_MESSAGE(message.find(s) != std::string::npos, "the message lacks \"", s, "\": ", message);
         CUDA_OK(cudaSetDevice(handle_dev));
         CUDA_OK(cudaDeviceSynchronize());
