@@ -1,6 +1,9 @@
 // CUDA runtime facts the API needs (src/dispatch/device.h).
 #include <cuda_runtime.h>
 
+#include <string>
+#include <utility>
+
 #include "../api/error.h"
 #include "../dispatch/device.h"
 #include "launch.cuh"
@@ -18,9 +21,11 @@ fqStatus_t cuda_device_info(int32_t device, int32_t* ordinal, int32_t* arch, int
     if (dev == -1) FQ_TRY(cuda::cuda_status(cudaGetDevice(&dev), "device: cudaGetDevice"));
     if (dev >= count) return fail(FQ_STATUS_INVALID_VALUE, "device: ordinal {} but only {} CUDA devices exist", dev, count);
     int major = 0, minor = 0, sms = 0;
-    FQ_TRY(cuda::cuda_status(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "device: cudaDeviceGetAttribute"));
-    FQ_TRY(cuda::cuda_status(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "device: cudaDeviceGetAttribute"));
-    FQ_TRY(cuda::cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "device: cudaDeviceGetAttribute"));
+    const std::pair<int*, cudaDeviceAttr> attrs[] = {{&major, cudaDevAttrComputeCapabilityMajor},
+                                                     {&minor, cudaDevAttrComputeCapabilityMinor},
+                                                     {&sms, cudaDevAttrMultiProcessorCount}};
+    for (const auto& [value, attr] : attrs)
+        FQ_TRY(cuda::cuda_status(cudaDeviceGetAttribute(value, attr, dev), "device: cudaDeviceGetAttribute"));
     *ordinal = dev;
     *arch = major * 10 + minor;
     *sm_count = sms;
