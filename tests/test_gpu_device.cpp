@@ -457,9 +457,10 @@ TEST_CASE("two handles on two GPUs: one thread switching devices, a current devi
     // Refused, with nothing written: the handle of device 1 used while device 0 is current; a pointer of the
     // other device handed to each handle (its own device current).
     auto refused = [&](int handle_dev, int current, const void* input, const std::vector<std::string>& named) {
-        CUDA_OK(cudaSetDevice(current));
         OnDevice& x = *on[size_t(handle_dev)][0];
+        CUDA_OK(cudaSetDevice(handle_dev));
         REQUIRE(x.reset());
+        CUDA_OK(cudaSetDevice(current));
         const fqStatus_t st = x.quantize(handles[size_t(handle_dev)], streams[size_t(handle_dev)], input);
         const std::string message = fqGetLastErrorMessage();
         CHECK_MESSAGE(st == FQ_STATUS_INVALID_VALUE, "returned ", std::string(fqGetStatusString(st)), ": ", message);
