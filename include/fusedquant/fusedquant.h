@@ -220,16 +220,11 @@ typedef struct fqStreamOpaque* fqStream_t;
 /** Creates a handle for `backend`. For FQ_BACKEND_CUDA, `device` is the CUDA ordinal (-1: the current
  *  device); the handle records its architecture and selects kernels for it. For FQ_BACKEND_HOST,
  *  `device` must be -1 or 0.
- *  A CUDA handle is bound to its device, as a cuBLAS handle is: every call that runs work on it (fqQuantize,
- *  fqScaleRepack, fqGroupedGemm) needs that device current on the calling thread (cudaSetDevice) and refuses
- *  the call otherwise with FQ_STATUS_INVALID_VALUE, naming both devices; fq never changes the current device.
- *  Each pointer must be memory the handle's device addresses as given: its device memory, managed memory, or
- *  page-locked host memory mapped at the same address. Memory of another device (peer-accessible or not),
- *  page-locked host memory the device maps elsewhere or not at all, and pageable host memory are refused with
- *  FQ_STATUS_INVALID_VALUE naming the argument.
- *  CUDA errors: a launch's error is the launch's own (FQ_STATUS_CUDA_ERROR with the runtime's reason). A
- *  successful call leaves a pending error of the caller's (cudaGetLastError) as it was; a failed CUDA call of
- *  fq's own is reported by the status alone, not left pending. */
+ *  A CUDA handle is bound to its device, as a cuBLAS handle is: fqQuantize, fqScaleRepack and fqGroupedGemm
+ *  need that device current on the calling thread (fq never calls cudaSetDevice) and every pointer in memory it
+ *  addresses as given (its device memory, managed memory, page-locked host memory mapped at the same address);
+ *  otherwise FQ_STATUS_INVALID_VALUE naming the argument and both devices. A launch's error is its own
+ *  (FQ_STATUS_CUDA_ERROR); fq never reads or clears an error the caller has pending (docs/api.md). */
 FQ_API fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device);
 /** Destroys a handle. NULL is accepted and ignored. A destroyed handle is detected, not dereferenced. */
 FQ_API fqStatus_t fqDestroy(fqHandle_t handle);
