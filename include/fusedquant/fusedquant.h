@@ -235,7 +235,12 @@ typedef struct fqStreamOpaque* fqStream_t;
 
 /** Creates a handle for `backend`. For FQ_BACKEND_CUDA, `device` is the CUDA ordinal (-1: the current
  *  device); the handle records its architecture and selects kernels for it. For FQ_BACKEND_HOST,
- *  `device` must be -1 or 0. */
+ *  `device` must be -1 or 0.
+ *  A CUDA handle is bound to its device, as a cuBLAS handle is: fqQuantize, fqScaleRepack and fqGroupedGemm
+ *  need that device current on the calling thread (fq never calls cudaSetDevice) and every pointer in memory it
+ *  addresses as given (its device memory, managed memory, page-locked host memory mapped at the same address);
+ *  otherwise FQ_STATUS_INVALID_VALUE naming the argument and both devices. A launch's error is its own
+ *  (FQ_STATUS_CUDA_ERROR); fq never reads or clears an error the caller has pending (docs/api.md). */
 FQ_API fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device);
 /** Destroys a handle. NULL is accepted and ignored. A destroyed handle is refused with INVALID_HANDLE
  *  (see "Object lifetime" above), also once its slot holds a new handle. */

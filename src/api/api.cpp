@@ -396,11 +396,10 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
                 return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
                             i == 4 || i == 5 ? "int32" : "fp32");
         if (handle->backend == Backend::Cuda) {
-            // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
+            // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
+            FQ_TRY(cuda_check_current_device(handle->device));
             for (const auto& [arg, p] : ptrs)
-                if (p && !cuda_pointer_is_device(p))
-                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,
-                                handle->device);
+                if (p) FQ_TRY(cuda_check_pointer(arg, p, handle->device));
         }
         c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
         const Variant* v = nullptr;
@@ -414,8 +413,7 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
         if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
             return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
-        if (needed_workspace > 0 && !cuda_pointer_is_device(workspace))
-            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, handle->device);
+        if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, handle->device));
         return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
                                  reinterpret_cast<void*>(stream), handle->device,
                                  handle->sm_count, handle->allow_pdl != 0, handle->wide_tile_min});
@@ -495,12 +493,11 @@ fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t
             return fail(FQ_STATUS_INVALID_VALUE, "dst: its {} bytes at {} overlap the {} bytes of src at {}; a repack "
                         "cannot work in place", p.dst.bytes(), dst, p.src.bytes(), src);
         if (handle->backend == Backend::Cuda) {
+            FQ_TRY(cuda_check_current_device(handle->device));
             const std::pair<const char*, const void*> ptrs[] = {
                 {"src", p.src.bytes() ? src : nullptr}, {"dst", p.dst.bytes() ? dst : nullptr}, {"rowOffsets", p.offsets}};
             for (const auto& [arg, ptr] : ptrs)
-                if (ptr && !cuda_pointer_is_device(ptr))
-                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, ptr,
-                                handle->device);
+                if (ptr) FQ_TRY(cuda_check_pointer(arg, ptr, handle->device));
         }
         if (p.dst.bytes() == 0) return FQ_STATUS_SUCCESS;
         return run_scale_repack(handle->backend, p, src, dst, reinterpret_cast<void*>(stream));

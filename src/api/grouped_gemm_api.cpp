@@ -212,11 +212,10 @@ fqStatus_t configure_gemm(const GemmArgs& x, GroupedGemmConfig* c) {
         if (reinterpret_cast<uintptr_t>(p.p) & (p.align - 1))
             return fail(FQ_STATUS_MISALIGNED, "{}: {} is not {}-byte aligned ({})", p.arg, p.p, p.align, p.what);
     if (x.handle->backend == Backend::Cuda) {
-        // A host pointer handed to a CUDA handle would fault inside the kernel: refuse it here.
+        // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
+        FQ_TRY(cuda_check_current_device(x.handle->device));
         for (const auto& p : ptrs)
-            if (p.p && !cuda_pointer_is_device(p.p))
-                return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", p.arg, p.p,
-                            x.handle->device);
+            if (p.p) FQ_TRY(cuda_check_pointer(p.arg, p.p, x.handle->device));
     }
     epi.vector_aligned = aligned16(x.output) && epi.out_ld % 16 == 0 && (n * 2) % 16 == 0;
 
