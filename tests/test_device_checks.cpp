@@ -83,16 +83,6 @@ cudaError_t cudaGetLastError() {
 const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "fake runtime error"; }
 }
 
-namespace fq {
-// error.cpp's three functions (the library exports none of them).
-namespace {
-std::string g_message;
-}
-void set_last_error(std::string m) { g_message = std::move(m); }
-void clear_last_error() { g_message.clear(); }
-const char* last_error() { return g_message.c_str(); }
-}  // namespace fq
-
 TEST_CASE("a CUDA handle runs only with its own device current, and says which devices differ") {
     reset_runtime();
     rt.current = 1;
