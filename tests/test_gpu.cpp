@@ -270,7 +270,8 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
             ++mine.not_compared;
             continue;
         }
-        CAPTURE(std::string(name));
+        const std::string variant_name = name;  // CAPTURE keeps a reference: never a temporary
+        CAPTURE(variant_name);
         CAPTURE(wide_tile_min);
         REQUIRE_MESSAGE(s == FQ_STATUS_SUCCESS, message);
         CUDA_OK(cudaDeviceSynchronize());
@@ -444,6 +445,56 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         table += row;
     }
     MESSAGE(table);
+}
+
+TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial groups, odd strides, row and column scales") {
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
+    std::mt19937 rng(48);
+    Tally tally;
+    std::vector<Case> cases;
+    const int32_t layouts[] = {FQ_SCALE_LAYOUT_ROW_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR_TMA};
+    for (int64_t rows : {1, 3, 77})
+        for (int32_t layout : layouts)
+            for (int64_t in_pad : {0, 3}) {  // 3: an odd row stride
+                Case c;  // SiLU split, per-group 128: H = 2880 ends in a group of 64
+                c.rows = rows, c.cols = 2880, c.layout = layout, c.in_pad = in_pad;
+                cases.push_back(c);
+                c.group = 32, c.cols = 2884;  // a width that is not a multiple of 8
+                cases.push_back(c);
+            }
+    for (int64_t rows : {1, 3, 77}) {
+        Case c;
+        c.rows = rows, c.cols = 2880, c.scheme = FQ_SCHEME_MXFP8, c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4;
+        cases.push_back(c);
+        Case plain = c;
+        plain.act = FQ_ACTIVATION_IDENTITY, plain.gate = FQ_GATE_LAYOUT_NONE, plain.layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+        plain.in_pad = 1;
+        cases.push_back(plain);
+        Case oai = c;
+        oai.act = FQ_ACTIVATION_SWIGLU_OAI;
+        cases.push_back(oai);
+        Case nvfp4 = c;
+        nvfp4.scheme = FQ_SCHEME_NVFP4, nvfp4.out = FQ_TYPE_FP4_E2M1, nvfp4.global_amax = 1;
+        cases.push_back(nvfp4);
+        Case mxfp4 = c;
+        mxfp4.scheme = FQ_SCHEME_MXFP4, mxfp4.out = FQ_TYPE_FP4_E2M1, mxfp4.layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+        cases.push_back(mxfp4);
+        Case inter;
+        inter.rows = rows, inter.cols = 2880, inter.gate = FQ_GATE_LAYOUT_INTERLEAVED, inter.in_type = FQ_TYPE_FP16;
+        inter.prob = true;
+        cases.push_back(inter);
+        Case blocks;
+        blocks.rows = rows, blocks.cols = 1000, blocks.gate = FQ_GATE_LAYOUT_BLOCK_INTERLEAVED;
+        blocks.group = 64, blocks.rounding = 1, blocks.misalign = 1;
+        cases.push_back(blocks);
+        Case int8;
+        int8.rows = rows, int8.cols = 2880, int8.scheme = FQ_SCHEME_PER_TENSOR_STATIC, int8.out = FQ_TYPE_INT8;
+        cases.push_back(int8);
+    }
+    for (const Case& c : cases) check_case(gpu.h, c, rng, tally);
+    MESSAGE(tally.runs, " variant runs compared, ", tally.refused, " refused");
+    CHECK(tally.runs > int(cases.size()));
 }
 
 TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked against the host)") {

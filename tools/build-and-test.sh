@@ -3,8 +3,8 @@
 # present; FQ_CUDA_ARCHS overrides the architectures), then run the C/C++ tests (CTest: doctest suites,
 # the example, GPU tests that report "skipped" without a GPU), the Python tests and the Rust tests; then
 # the reliability checks on the host: all of that again under ASan + UBSan (tools/sanitize-tests.sh), the
-# thread tests under ThreadSanitizer (tools/tsan-tests.sh), the
-# API fuzzer for FQ_FUZZ_SECONDS (default 120; tools/fuzz.sh) and the ABI check (tools/check-abi.sh).
+# thread tests under ThreadSanitizer (tools/tsan-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default
+# 120) with its coverage gate (tools/fuzz.sh) and the ABI check of functions and values (tools/check-abi.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup-deps.sh

@@ -5,18 +5,31 @@
 # abidiff (abigail-tools). It fails when a function or variable was removed or changed (signature,
 # parameter or return types, the types they reach), or abidiff reports an incompatible change; added
 # functions and variables are compatible and pass. Enumerations cross the ABI as int32_t, so a new enum
-# value does not show in the ABI at all.
+# value does not show in the ABI at all: the values the header freezes (every enum constant, attribute id
+# with its C type and size, status code, FQ_SCALE_INFO id and public macro) are checked first, against the
+# table abi/values.txt, by tools/abi_values.py: a changed or vanished value fails, and so does a header entry
+# the table lacks (appending it is the only way the table grows).
 #
 #   tools/check-abi.sh              check (CI)
-#   tools/check-abi.sh --update     after a deliberate compatible change (a new function): check, then
-#                                   store the new dump as the baseline (commit abi/libfusedquant.abi)
-#   tools/check-abi.sh --new-major  a new major version (SOVERSION bump): store the dump, whatever changed
+#   tools/check-abi.sh --update     after a deliberate compatible change (a new function, attribute or enum
+#                                   value): check, then append the new values to abi/values.txt and store the
+#                                   new dump as the baseline (commit abi/values.txt and abi/libfusedquant.abi)
+#   tools/check-abi.sh --new-major  a new major version (SOVERSION bump): store the dump and the table afresh,
+#                                   whatever changed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-check}
 build=${FQ_ABI_BUILD:-build-abi}
 baseline=abi/libfusedquant.abi
 
+# 1. The values (a few seconds; no library needed).
+case $mode in
+  --update) python3 tools/abi_values.py --update ;;
+  --new-major) python3 tools/abi_values.py --new-major ;;
+  *) python3 tools/abi_values.py ;;
+esac
+
+# 2. The functions.
 command -v abidw >/dev/null || { echo "check-abi: abidw not found (apt-get install abigail-tools)"; exit 1; }
 # Debug info for abidw, with the checkout's path mapped away so the dump is the same from any directory.
 flags="-g -fdebug-prefix-map=$PWD=."

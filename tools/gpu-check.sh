@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|torch|gemm|quick|profile|profile-columnwise|latency|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|peers|gemm|quick|profile|profile-columnwise|latency|test,bench]  (default all)
+# peers: issue 48's problems, fq (fq bench --file tools/fq/sweeps-peers.txt: $out/peers-fq.json) and then the
+#   torch.compile references (tools/bench_peers.py: $out/peers.json) in the same call on the same device, and the
+#   tables of tools/perf_report.py ($out/perf-tables.md). FQ_PEERS_TORCH=0: fq only; FQ_PEERS_QUICK=1: the peers at
+#   T <= 1024 only. (torch: the same stage, its old name.)
 # gemm: fqGroupedGemm's GPU tests (fq_gemm_gpu_tests), fq_bench_gemm (fused against cuBLASLt per group + fqQuantize;
 #   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench_gemm_torch.py; $out/gemm-torch.json);
 #   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET. FQ_GEMM_TORCH=0 leaves
@@ -166,9 +170,13 @@ if has lut; then
   echo "== fq bench: MoE masked, skewed (max_m 1024, E = 8, 32)"
   bench lut-moe --tokens 1024 --hidden 2048,7168 --moe masked --experts 8,32 --skew skewed --layouts row --variants $lut
 fi
-if has torch; then
-  echo "== PyTorch peers"
-  timeout 400 python3 tools/bench_torch.py "$out/bench-torch.json" 2>&1 | grep -v Warning | tee "$out/bench-torch.txt"
+if has peers || asked torch; then
+  echo "== peers (issue 48): fq bench of tools/fq/sweeps-peers.txt, then tools/bench_peers.py (torch.compile, T dynamic)"
+  bench peers-fq --file tools/fq/sweeps-peers.txt
+  if [[ ${FQ_PEERS_TORCH:-1} != 0 ]]; then
+    timeout 500 python3 tools/bench_peers.py "$out/peers.json" ${FQ_PEERS_QUICK:+--quick} 2>&1 | grep -v Warning | tee "$out/peers.txt"
+  fi
+  python3 tools/perf_report.py "$out" >"$out/perf-tables.md" && echo "tables: $out/perf-tables.md"
 fi
 if has gemm; then
   echo "== fqGroupedGemm: GPU tests, fq_bench_gemm (fused vs cuBLASLt per group + fqQuantize), torch bf16 peers"

@@ -1,7 +1,8 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
-bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json, bench-sweeps.json, bench-moe.json (all
-`fq bench --json`), bench-torch.json (tools/bench_torch.py). Each table is printed when its file is there.
-Results `fq bench` skipped or failed (status other than "ok") are left out.
+bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json, bench-sweeps.json, bench-moe.json,
+peers-fq.json (all `fq bench --json`), peers.json (tools/bench_peers.py). Each table is printed
+when its file is there. Results `fq bench` skipped or failed (status other than "ok") are left out. Every time is
+the median of graph replays; "copy" is the fastest of fq bench's three same-bytes copies, named beside it.
 Usage: python3 tools/perf_report.py DIR > tables.md"""
 import json
 import sys
@@ -13,7 +14,7 @@ def load(d, name):
     if not p.exists():
         return None
     doc = json.loads(p.read_text())
-    if "results" in doc and name != "bench-torch.json":
+    if "results" in doc and name != "peers.json":
         doc["results"] = [r for r in doc["results"] if r.get("status", "ok") == "ok"]
     return doc
 
@@ -117,34 +118,81 @@ def print_moe_sweeps(moe):
 
 
 def main(d):
-    bench, pdl, hwexp, torch, block2d, sweeps, moe = (load(d, n) for n in (
-        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-torch.json", "bench-block2d.json", "bench-sweeps.json",
-        "bench-moe.json"))
+    bench, pdl, hwexp, block2d, sweeps, moe, peers_fq, peers = (load(d, n) for n in (
+        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-block2d.json", "bench-sweeps.json",
+        "bench-moe.json", "peers-fq.json", "peers.json"))
     if bench:
-        print_main_tables(bench, pdl, hwexp, torch, block2d, sweeps)
+        print_main_tables(bench, pdl, hwexp, block2d, sweeps)
     if moe:
         print_moe_sweeps(moe)
+    if peers_fq:
+        print_peer_tables(peers_fq, peers)
 
 
-def print_main_tables(bench, pdl, hwexp, torch, block2d, sweeps):
-    peers = {(r["tokens"], r["hidden"]): r for r in (torch or {}).get("results", [])}
+def copy_label(r):
+    """The copy a result is compared with, and which of fq bench's three it was (older JSON: memcpy)."""
+    return f"{r['copy_us']:.2f} ({r.get('copy', 'memcpy')})"
+
+
+def us_range(r):
+    return f"{r['us']:.2f} ({r['us_min']:.2f}-{r['us_max']:.2f})" if "us_min" in r else f"{r['us']:.2f}"
+
+
+def problem_of(r):
+    """The name tools/bench_peers.py gives the problem of an fq bench result (None: not one of issue 48's)."""
+    if r.get("moe", "none") == "masked":
+        return "silu-fp8-g128-masked"
+    if r["scheme"] == "per_group" and r["activation"] == "silu":
+        return "silu-fp8-g128-" + ("row" if r["layout"] == "row" else "col")
+    if r["scheme"] == "mxfp8" and r["activation"] == "identity":
+        return "mxfp8-plain"
+    if r["scheme"] == "mxfp8" and r["activation"] == "swiglu_oai":
+        return "swiglu-oai-mxfp8"
+    return None
+
+
+def print_peer_tables(fq, peers):
+    """Issue 48's problems: fq (the dispatcher's choice), the copy and each peer, one table per problem."""
+    by_peer = {}
+    for p in (peers or {}).get("results", []):
+        by_peer.setdefault((p["problem"], p["tokens"], p["hidden"]), []).append(p)
+    print()
+    print(f"Issue 48's problems, fq against its peers, device: {fq['device']}"
+          + (f"; PyTorch {peers['torch']}" if peers else "; no peers measured") + f"; input: {fq.get('input', 'constant')}.")
+    print("us: median (fastest-slowest) of 7 graph replays; copy: the fastest same-bytes copy (which one in brackets); "
+          "vs best peer: the best peer's time / fq's (above 1: fq is faster).")
+    problems = {}
+    for r in fq["results"]:
+        name = problem_of(r)
+        if name:
+            problems.setdefault(name, []).append(r)
+    for name, results in sorted(problems.items()):
+        print()
+        print(f"**{name}**")
+        print()
+        print("| scales | T | H | copy us (which) | fq us | fq % of copy | kernel | torch.compile us | vs best peer |")
+        print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+        for r in sorted(results, key=lambda r: (r["layout"], r["hidden"], r["tokens"])):
+            ps = by_peer.get((name, r["tokens"], r["hidden"]), [])
+            comp = next((p for p in ps if p["peer"] == "torch.compile"), None)
+            best = min((p["us"] for p in ps), default=None)
+            print(f"| {r['layout']} | {r['tokens']} | {r['hidden']} | {copy_label(r)} | {us_range(r)} | "
+                  f"{r['pct_of_copy']:.1f}% | {r['kernel']} | {comp['us'] if comp else float('nan'):.2f} | "
+                  f"{(best / r['us']) if best else float('nan'):.2f}x |")
+
+
+def print_main_tables(bench, pdl, hwexp, block2d, sweeps):
     rows = {}
     for r in bench["results"]:
         rows.setdefault((r["tokens"], r["hidden"]), {})[r["layout"]] = r
-    print(f"Device: {bench['device']}" + (f"; PyTorch {torch['torch']}" if torch else ""))
+    print(f"Device: {bench['device']}; input: {bench.get('input', 'constant')}")
     print()
-    print("| tokens | hidden | bytes | copy us | fq row us | fq col us | GB/s (row) | % of copy (row / col) "
-          "| eager us | compile us | fq vs compile |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| tokens | hidden | bytes | copy us (which) | fq row us | fq col us | GB/s (row) | % of copy (row / col) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (t, h), lay in sorted(rows.items()):
         r, c = lay.get("row"), lay.get("col")
-        p = peers.get((t, h))
-        has_comp = p and p["compile_us"] == p["compile_us"]  # NaN: not compiled for this shape
-        eager = f"{p['eager_us']:.2f}" if p else "-"
-        comp = f"{p['compile_us']:.2f}" if has_comp else "-"
-        ratio = f"{p['compile_us'] / r['us']:.2f}x" if has_comp else "-"
-        print(f"| {t} | {h} | {r['bytes']} | {r['copy_us']:.2f} | {r['us']:.2f} | {c['us'] if c else 0:.2f} | "
-              f"{r['gbps']:.0f} | {r['pct_of_copy']:.1f}% / {c['pct_of_copy'] if c else 0:.1f}% | {eager} | {comp} | {ratio} |")
+        print(f"| {t} | {h} | {r['bytes']} | {copy_label(r)} | {r['us']:.2f} | {c['us'] if c else 0:.2f} | "
+              f"{r['gbps']:.0f} | {r['pct_of_copy']:.1f}% / {c['pct_of_copy'] if c else 0:.1f}% |")
     if pdl:
         print()
         print("With programmatic dependent launch allowed (`fq bench --pdl 1`, row-major scales):")

@@ -88,7 +88,8 @@ enum fqStatus {
 FQ_API const char* fqGetStatusString(fqStatus_t status);
 
 /** The message of the last failing call on this thread ("" after a success). Valid until the next call
- *  on this thread. It names the argument and the rule it broke. */
+ *  on this thread. It names the argument and the rule it broke; at most 1023 bytes (a longer message is cut
+ *  and ends in "..."). */
 FQ_API const char* fqGetLastErrorMessage(void);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -213,15 +214,36 @@ enum fqOutputs {
 /* Handle                                                                                           */
 /* ---------------------------------------------------------------------------------------------- */
 
+/** Object lifetime (fqHandle_t, fqQuantDesc_t, fqTensorLayout_t, fqGroupedGemmDesc_t).
+ *  - The value a Create function returns is opaque: it names the object (its kind, a slot of the library's
+ *    and the slot's generation) and is not the object's address; never dereference it. NULL is never
+ *    returned for a live object.
+ *  - Destroying an object retires its slot; a later object may reuse the slot, but with the next generation,
+ *    so the destroyed object's value is refused by every function with FQ_STATUS_INVALID_HANDLE (a second
+ *    destroy included) and never names the new object. A value of one kind passed as another, or any value
+ *    the library did not return, is refused the same way. (A slot is retired for good once 2^32 objects
+ *    have used it, so a value is never accepted again after its object was destroyed.)
+ *  - The library's memory for objects is never returned to the system while the process runs; it is reused
+ *    for new objects of the same kind.
+ *  - Every function, Destroy included, may be called from the caller's atexit handlers and static or
+ *    thread_local destructors: the library's state is never torn down, and reporting an error allocates
+ *    nothing. Objects live until destroyed or the process ends.
+ *  - Using an object on one thread while another thread destroys it is the caller's data race. */
 typedef struct fqContext* fqHandle_t;
 /** Layout-compatible with cudaStream_t. */
 typedef struct fqStreamOpaque* fqStream_t;
 
 /** Creates a handle for `backend`. For FQ_BACKEND_CUDA, `device` is the CUDA ordinal (-1: the current
  *  device); the handle records its architecture and selects kernels for it. For FQ_BACKEND_HOST,
- *  `device` must be -1 or 0. */
+ *  `device` must be -1 or 0.
+ *  A CUDA handle is bound to its device, as a cuBLAS handle is: fqQuantize, fqScaleRepack and fqGroupedGemm
+ *  need that device current on the calling thread (fq never calls cudaSetDevice) and every pointer in memory it
+ *  addresses as given (its device memory, managed memory, page-locked host memory mapped at the same address);
+ *  otherwise FQ_STATUS_INVALID_VALUE naming the argument and both devices. A launch's error is its own
+ *  (FQ_STATUS_CUDA_ERROR); fq never reads or clears an error the caller has pending (docs/api.md). */
 FQ_API fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device);
-/** Destroys a handle. NULL is accepted and ignored. A destroyed handle is detected, not dereferenced. */
+/** Destroys a handle. NULL is accepted and ignored. A destroyed handle is refused with INVALID_HANDLE
+ *  (see "Object lifetime" above), also once its slot holds a new handle. */
 FQ_API fqStatus_t fqDestroy(fqHandle_t handle);
 
 enum fqHandleAttribute {

@@ -242,8 +242,7 @@ fqStatus_t fqCreate(fqHandle_t* handle, int32_t backend, int32_t device) {
         } else {
             return fail(FQ_STATUS_INVALID_VALUE, "backend: {} is neither FQ_BACKEND_HOST (0) nor FQ_BACKEND_CUDA (1)", backend);
         }
-        FQ_TRY(create_object("handle", handle, ObjectKind::Handle));
-        **handle = ctx;
+        FQ_TRY(create_object("handle", handle, ObjectKind::Handle, ctx));
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -285,8 +284,7 @@ fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t
         if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
         const fqTensorLayoutOpaque l{dtype, rows, cols, ld};
         FQ_TRY(check_layout("layout", l));  // FP4 strides, and extents that overflow
-        FQ_TRY(create_object("layout", layout, ObjectKind::Layout));
-        **layout = l;
+        FQ_TRY(create_object("layout", layout, ObjectKind::Layout, l));
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -481,11 +479,10 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
         FQ_TRY(check_no_aliasing(regions));
         if (h.backend == Backend::Cuda) {
-            // A host pointer handed to a CUDA handle would fault inside a kernel: refuse it here.
+            // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
+            FQ_TRY(cuda_check_current_device(h.device));
             for (const auto& [arg, p] : ptrs)
-                if (p && !cuda_pointer_is_device(p))
-                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, p,
-                                h.device);
+                if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
         }
         c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
         const Variant* v = nullptr;
@@ -499,8 +496,7 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
         if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
             return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
-        if (needed_workspace > 0 && !cuda_pointer_is_device(workspace))
-            return fail(FQ_STATUS_INVALID_VALUE, "workspace: {} is not memory the CUDA device {} can address", workspace, h.device);
+        if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, h.device));
         return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
                                  reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
                                  h.wide_tile_min});
@@ -581,12 +577,11 @@ fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t
             return fail(FQ_STATUS_INVALID_VALUE, "dst: its {} bytes at {} overlap the {} bytes of src at {}; a repack "
                         "cannot work in place", p.dst.bytes(), dst, p.src.bytes(), src);
         if (h.backend == Backend::Cuda) {
+            FQ_TRY(cuda_check_current_device(h.device));
             const std::pair<const char*, const void*> ptrs[] = {
                 {"src", p.src.bytes() ? src : nullptr}, {"dst", p.dst.bytes() ? dst : nullptr}, {"rowOffsets", p.offsets}};
             for (const auto& [arg, ptr] : ptrs)
-                if (ptr && !cuda_pointer_is_device(ptr))
-                    return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", arg, ptr,
-                                h.device);
+                if (ptr) FQ_TRY(cuda_check_pointer(arg, ptr, h.device));
         }
         if (p.dst.bytes() == 0) return FQ_STATUS_SUCCESS;
         return run_scale_repack(h.backend, p, src, dst, reinterpret_cast<void*>(stream));

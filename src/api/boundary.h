@@ -40,32 +40,36 @@ inline const char* kind_name(ObjectKind k) {
     return "object";
 }
 
+inline fqStatus_t not_live(const char* arg, ObjectKind k) {
+    return fail(FQ_STATUS_INVALID_HANDLE, "{}: not a live {} (destroyed, or another kind of object)", arg, kind_name(k));
+}
+
+// Checks that `value`, as the caller passed it, names a live object of kind `k`, and replaces it with the
+// object's address: after FQ_TRY(live_object(...)), `value` may be dereferenced (src/api/objects.h).
 template <class T>
-fqStatus_t live_object(const char* arg, T* p, ObjectKind k) {
-    if (!p) return fail(FQ_STATUS_INVALID_HANDLE, "{}: NULL {}", arg, kind_name(k));
-    if (!is_live(p, k))
-        return fail(FQ_STATUS_INVALID_HANDLE, "{}: not a live {} (destroyed, or another kind of object)", arg,
-                    kind_name(k));
+fqStatus_t live_object(const char* arg, T*& value, ObjectKind k) {
+    if (!value) return fail(FQ_STATUS_INVALID_HANDLE, "{}: NULL {}", arg, kind_name(k));
+    T* object = find_object(value);
+    if (!object) return not_live(arg, k);
+    value = object;
     return FQ_STATUS_SUCCESS;
 }
 
+// A new object, a copy of `init`; `*out` receives the value that names it.
 template <class T>
-fqStatus_t create_object(const char* arg, T** out, ObjectKind k) {
+fqStatus_t create_object(const char* arg, T** out, ObjectKind k, const T& init = T()) {
     if (!out) return fail(FQ_STATUS_NULL_POINTER, "{}: NULL output pointer", arg);
     *out = nullptr;
-    T* p = new T();
-    register_object(p, k);
-    *out = p;
+    T* value = add_object(init);
+    if (!value) return fail(FQ_STATUS_ALLOC_FAILED, "{}: every {} the library can hold is live", arg, kind_name(k));
+    *out = value;
     return FQ_STATUS_SUCCESS;
 }
 
 template <class T>
-fqStatus_t destroy_object(const char* arg, T* p, ObjectKind k) {
-    if (!p) return FQ_STATUS_SUCCESS;
-    FQ_TRY(live_object(arg, p, k));
-    unregister_object(p);
-    delete p;
-    return FQ_STATUS_SUCCESS;
+fqStatus_t destroy_object(const char* arg, T* value, ObjectKind k) {
+    if (!value) return FQ_STATUS_SUCCESS;
+    return remove_object(value) ? FQ_STATUS_SUCCESS : not_live(arg, k);
 }
 
 // ---- Attribute tables: one row per attribute; set/get are written once over them. ---------------

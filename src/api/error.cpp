@@ -2,11 +2,13 @@
 
 namespace fq {
 namespace {
-thread_local std::string g_last_error;
-}
+// Trivially destructible and constant-initialized: valid for the whole life of the thread, including its
+// thread_local destructors and, on the main thread, the process's atexit handlers and static destructors.
+thread_local char t_message[kMessageCapacity];
+}  // namespace
 
-void set_last_error(std::string message) { g_last_error = std::move(message); }
-void clear_last_error() { g_last_error.clear(); }
-const char* last_error() { return g_last_error.c_str(); }
+char* last_error_buffer() { return t_message; }
+void clear_last_error() { t_message[0] = '\0'; }
+const char* last_error() { return t_message; }
 
 }  // namespace fq

@@ -4,19 +4,27 @@
 
 #include <fmt/format.h>
 
-#include <string>
+#include <cstddef>
+#include <cstring>
 
 #include "fusedquant/fusedquant.h"
 
 namespace fq {
 
-void set_last_error(std::string message);
+// The sentence lives in a fixed thread-local buffer (longer ones are cut, ending in "..."): it outlives
+// every caller, and reporting an error allocates nothing.
+inline constexpr size_t kMessageCapacity = 1024;
+
+char* last_error_buffer();  // kMessageCapacity bytes, the calling thread's
 void clear_last_error();
 const char* last_error();
 
 template <class... Args>
 fqStatus_t fail(fqStatus_t status, fmt::format_string<Args...> format, Args&&... args) {
-    set_last_error(fmt::format(format, std::forward<Args>(args)...));
+    char* message = last_error_buffer();
+    const auto written = fmt::format_to_n(message, kMessageCapacity - 1, format, std::forward<Args>(args)...);
+    *written.out = '\0';
+    if (written.size > kMessageCapacity - 1) std::memcpy(written.out - 3, "...", 3);
     return status;
 }
 

@@ -103,17 +103,18 @@ fqStatus_t check_operand(const char* arg, const fqTensorLayoutOpaque& l) {
     return FQ_STATUS_SUCCESS;
 }
 
+// The objects are the caller's variables, by reference: configure_gemm resolves them in place (live_object).
 struct GemmArgs {
-    fqHandle_t handle;
-    fqGroupedGemmDesc_t gemm;
-    fqQuantDesc_t epilogue;
-    fqTensorLayout_t a_layout;
+    fqHandle_t& handle;
+    fqGroupedGemmDesc_t& gemm;
+    fqQuantDesc_t& epilogue;
+    fqTensorLayout_t& a_layout;
     const void* a;
     const void* a_scales;
-    fqTensorLayout_t b_layout;
+    fqTensorLayout_t& b_layout;
     const void* b;
     const void* b_scales;
-    fqTensorLayout_t out_layout;
+    fqTensorLayout_t& out_layout;
     void* output;
     void* scales;
     size_t scales_bytes;
@@ -221,11 +222,10 @@ fqStatus_t configure_gemm(const GemmArgs& x, fqContext* handle, GroupedGemmConfi
         if (reinterpret_cast<uintptr_t>(p.p) & (p.align - 1))
             return fail(FQ_STATUS_MISALIGNED, "{}: {} is not {}-byte aligned ({})", p.arg, p.p, p.align, p.what);
     if (handle->backend == Backend::Cuda) {
-        // A host pointer handed to a CUDA handle would fault inside the kernel: refuse it here.
+        // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
+        FQ_TRY(cuda_check_current_device(handle->device));
         for (const auto& p : ptrs)
-            if (p.p && !cuda_pointer_is_device(p.p))
-                return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not memory the CUDA device {} can address", p.arg, p.p,
-                            handle->device);
+            if (p.p) FQ_TRY(cuda_check_pointer(p.arg, p.p, handle->device));
     }
     epi.vector_aligned = aligned16(x.output) && epi.out_ld % 16 == 0 && (n * 2) % 16 == 0;
 

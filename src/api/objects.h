@@ -1,5 +1,5 @@
-// The opaque objects behind the public handles, and the registry that tells a live object from a
-// NULL, destroyed or foreign pointer without dereferencing it.
+// The opaque objects behind the public handles, and the registry that turns the values callers hold into
+// objects, telling a live object from a NULL, destroyed or foreign value without dereferencing it.
 #pragma once
 
 #include <cstdint>
@@ -71,10 +71,27 @@ struct fqGroupedGemmDescOpaque {
 
 namespace fq {
 
-enum class ObjectKind { Handle, Desc, Layout, GemmDesc };
+// The library's objects and the values callers hold for them (include/fusedquant/fusedquant.h, "Object
+// lifetime"). Objects live in slots, one pool of slots per kind, that are never returned to the allocator.
+// The caller gets an opaque value naming the object's kind, its slot and the slot's generation, never the
+// object's address; destroying an object retires its slot and the next object placed in that slot gets the
+// next generation, so a value of a destroyed object never names a live one. A slot whose generation counter
+// is exhausted is retired for good. The pools are never destroyed, so every entry point works from the
+// caller's atexit handlers and static or thread_local destructors.
+enum class ObjectKind : uint32_t { Handle = 1, Desc = 2, Layout = 3, GemmDesc = 4 };
 
-void register_object(const void* p, ObjectKind k);
-void unregister_object(const void* p);
-bool is_live(const void* p, ObjectKind k);
+// A new live object, a copy of `init`, and the value its creator gets; nullptr when every slot of its kind
+// is taken. Throws std::bad_alloc when a pool cannot grow.
+template <class T>
+T* add_object(const T& init);
+
+// The address of the live object `value` names, or nullptr for any other value (NULL, destroyed, another
+// kind, not made by add_object). Never dereferences `value`; takes no lock.
+template <class T>
+T* find_object(const T* value);
+
+// Destroys the live object `value` names; false (and nothing changes) for any other value.
+template <class T>
+bool remove_object(const T* value);
 
 }  // namespace fq

@@ -11,7 +11,14 @@ fqStatus_t cuda_device_info(int32_t, int32_t*, int32_t*, int32_t*) {
                                      "FQ_ENABLE_CUDA=ON); use FQ_BACKEND_HOST");
 }
 
-bool cuda_pointer_is_device(const void*) { return false; }
+// Unreachable likewise: both are asked only for a CUDA handle.
+fqStatus_t cuda_check_current_device(int32_t) {
+    return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
+}
+
+fqStatus_t cuda_check_pointer(const char*, const void*, int32_t) {
+    return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
+}
 
 // Unreachable: without CUDA no CUDA handle can be created.
 fqStatus_t cuda_scale_repack(const RepackPlan&, const void*, void*, void*) {

@@ -4,15 +4,17 @@
 
 namespace fq {
 
+// Built on first use and never destroyed, so that the entry points work from the caller's atexit handlers
+// and static destructors.
 const std::vector<Variant>& variant_table() {
-    static const std::vector<Variant> table = [] {
-        std::vector<Variant> t;
-        register_cuda_variants(t);
-        register_cuda_block2d_variants(t);
-        register_host_variants(t);
+    static const std::vector<Variant>* const table = [] {
+        auto* t = new std::vector<Variant>;
+        register_cuda_variants(*t);
+        register_cuda_block2d_variants(*t);
+        register_host_variants(*t);
         return t;
     }();
-    return table;
+    return *table;
 }
 
 std::vector<const Variant*> variants_for(Backend b, int arch) {

@@ -9,6 +9,7 @@
 #include "../api/error.h"
 #include "../common/activate_column.h"
 #include "../dispatch/registry.h"
+#include "launch.cuh"
 
 namespace fq::block2d {
 namespace {
@@ -114,10 +115,9 @@ fqStatus_t run(const LaunchArgs& a) {
     p.tile_rows = c.scales.rows;
     const dim3 grid(unsigned(c.scales.padded_rows), unsigned(c.scales.cols));
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
-    block2d_quant<<<grid, kThreads, 0, static_cast<cudaStream_t>(a.stream)>>>(p);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? FQ_STATUS_SUCCESS
-                            : fail(FQ_STATUS_CUDA_ERROR, "BLOCK_2D kernel launch failed: {}", cudaGetErrorString(e));
+    return fq::cuda::cuda_status(fq::cuda::launch_kernel(block2d_quant, grid, dim3(kThreads), 0,
+                                                         static_cast<cudaStream_t>(a.stream), false, p),
+                                 "BLOCK_2D kernel launch");
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "../common/moe.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
+#include "launch.cuh"
 #include "silu_fast.cuh"
 #include "vec.cuh"
 
@@ -1106,7 +1107,7 @@ __global__ void finalize_tensor_scale(const Params p);
 
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
-fqStatus_t launch_error(cudaError_t e);
+fqStatus_t launch_error(cudaError_t e);  // cuda_status(e, "kernel launch")
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
@@ -1114,22 +1115,9 @@ template <class Kernel, class... Extra>
 fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const LaunchArgs& a, bool pdl_capable,
                        const Params& p, Extra... extra) {
     if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = static_cast<cudaStream_t>(a.stream);
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    if (pdl_capable && a.allow_pdl) {
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p, extra...);
-    if (e == cudaSuccess) return FQ_STATUS_SUCCESS;
-    (void)cudaGetLastError();  // reported here: not left for the next cudaGetLastError (a later call's check)
-    return launch_error(e);
+    return cuda_status(launch_kernel(kernel, grid, block, smem, static_cast<cudaStream_t>(a.stream),
+                                     pdl_capable && a.allow_pdl, p, extra...),
+                       "kernel launch");
 }
 
 // Lets kKernel take up to kMaxBytes (its largest launch) of dynamic shared memory on the launch's device.
@@ -1141,10 +1129,8 @@ fqStatus_t allow_dynamic_smem(const LaunchArgs& a) {
     static std::atomic<uint64_t> done{0};
     const uint64_t bit = a.device >= 0 && a.device < 64 ? uint64_t(1) << a.device : 0;
     if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
-    if (cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxBytes)) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return fail(FQ_STATUS_CUDA_ERROR, "cudaFuncSetAttribute (dynamic shared memory {} bytes) failed", kMaxBytes);
-    }
+    FQ_TRY(cuda_status(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxBytes)),
+                       "cudaFuncSetAttribute (dynamic shared memory)"));
     done.fetch_or(bit, std::memory_order_release);
     return FQ_STATUS_SUCCESS;
 }

@@ -193,10 +193,10 @@ __global__ void __launch_bounds__(kLutThreads, 1) lut_group_quant(const __grid_c
 // devices (one static per kernel instantiation, in its launcher).
 template <class Kernel>
 fqStatus_t allow_lut_smem(Kernel kernel, int device, std::atomic<uint64_t>& done) {
-    const uint64_t bit = uint64_t(1) << (device & 63);
+    const uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;  // others: set on every call
     if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kLutSmemBytes));
-    if (e != cudaSuccess) return launch_error(e);
+    FQ_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kLutSmemBytes)),
+                       "cudaFuncSetAttribute (dynamic shared memory)"));
     done.fetch_or(bit, std::memory_order_acq_rel);
     return FQ_STATUS_SUCCESS;
 }

@@ -9,6 +9,7 @@
 
 #include "../api/error.h"
 #include "../dispatch/scale_repack.h"
+#include "launch.cuh"
 
 namespace fq::cuda {
 namespace {
@@ -56,14 +57,10 @@ template <int kScaleBytes, bool kWordStores>
 fqStatus_t launch_repack(const RepackPlan& p, const void* src, void* dst, cudaStream_t stream) {
     const int64_t words = (p.dst.bytes() + 3) / 4;
     const int64_t blocks = std::min(ceil_div(words, kRepackThreads), kMaxRepackBlocks);
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(blocks));
-    cfg.blockDim = dim3(kRepackThreads);
-    cfg.stream = stream;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, scale_repack_kernel<kScaleBytes, kWordStores>, p,
-                                             static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst));
-    return e == cudaSuccess ? FQ_STATUS_SUCCESS
-                            : fail(FQ_STATUS_CUDA_ERROR, "fqScaleRepack: kernel launch failed: {}", cudaGetErrorString(e));
+    return cuda_status(launch_kernel(scale_repack_kernel<kScaleBytes, kWordStores>, dim3(unsigned(blocks)),
+                                     dim3(kRepackThreads), 0, stream, false, p, static_cast<const uint8_t*>(src),
+                                     static_cast<uint8_t*>(dst)),
+                       "fqScaleRepack: kernel launch");
 }
 
 }  // namespace

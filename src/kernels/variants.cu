@@ -63,10 +63,8 @@ fqStatus_t launch_zero_scale_padding(const LaunchArgs& a, const ScaleGeometry& g
     const int64_t slots = blocks * ((g.padded_rows - g.rows) * cols_padded + (rows_only ? 0 : g.rows * (cols_padded - g.cols)));
     if (slots <= 0 || !base) return FQ_STATUS_SUCCESS;
     const unsigned grid = unsigned(std::min<int64_t>(ceil_div(slots, 256), 1024));
-    zero_scale_padding_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(a.stream)>>>(g, base, blocks, cols_padded,
-                                                                                      rows_only);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? FQ_STATUS_SUCCESS : launch_error(e);
+    return launch_error(launch_kernel(zero_scale_padding_kernel, dim3(grid), dim3(256), 0,
+                                      static_cast<cudaStream_t>(a.stream), false, g, base, blocks, cols_padded, rows_only));
 }
 
 Params make_params(const LaunchArgs& a) {
@@ -129,15 +127,11 @@ Params make_params(const LaunchArgs& a) {
     return p;
 }
 
-fqStatus_t launch_error(cudaError_t e) {
-    return fail(FQ_STATUS_CUDA_ERROR, "kernel launch failed: {}", cudaGetErrorString(e));
-}
+fqStatus_t launch_error(cudaError_t e) { return cuda_status(e, "kernel launch"); }
 
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p) {  // one word per expert
-    if (cudaMemsetAsync(p.amax_bits, 0, sizeof(float) * size_t(p.experts), static_cast<cudaStream_t>(a.stream)) !=
-        cudaSuccess)
-        return fail(FQ_STATUS_CUDA_ERROR, "cudaMemsetAsync of the tensor amax failed");
-    return FQ_STATUS_SUCCESS;
+    return cuda_status(cudaMemsetAsync(p.amax_bits, 0, sizeof(float) * size_t(p.experts), static_cast<cudaStream_t>(a.stream)),
+                       "cudaMemsetAsync of the tensor amax");
 }
 
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p) {

@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "fusedquant/fusedquant.h"
@@ -131,6 +132,7 @@ struct Block {
     size_t n;
     explicit Block(size_t n_, uint8_t fill = 0xA5) : p(new uint8_t[n_ ? n_ : 1]), n(n_) { std::memset(p.get(), fill, n_ ? n_ : 1); }
     uint8_t* get() { return p.get(); }
+    const uint8_t* get() const { return p.get(); }
     bool holds(uint8_t fill) const {
         for (size_t i = 0; i < n; ++i) if (p[i] != fill) return false;
         return true;
@@ -209,6 +211,7 @@ struct Fuzz {
 
     Fuzz(const uint8_t* data, size_t n) : r(data, n) {
         for (size_t i = 0; i < kPool + 16; ++i) { fpool[i] = 1.0f; ipool[i] = int32_t(i); }
+        if (fqGetVersion() != FQ_VERSION_NUMBER) broken("fqGetVersion differs from the header", long(fqGetVersion()), FQ_VERSION_NUMBER);
         check(fqCreate(&h[0], FQ_BACKEND_HOST, -1));
         check(fqCreate(&dead_h, FQ_BACKEND_HOST, 0));
         check(fqQuantDescCreate(&dead_d));
@@ -497,6 +500,33 @@ struct Fuzz {
         }
     };
 
+    // What the descriptor's pointers make a problem of `rows` rows read: false where the pools cannot back it
+    // (or, with `own_columnwise`, where the descriptor's own columnwise pointers would be written). Also the
+    // MoE layout, and whether a float or int32 pointer is misaligned (execution then refuses).
+    bool pools_back(fqQuantDesc_t x, int64_t rows, bool own_columnwise, int32_t* moe, bool* misaligned) {
+        const void *prob = nullptr, *col_out = nullptr, *col_sc = nullptr;
+        int32_t experts = 0;
+        desc_attr(x, FQ_QUANT_DESC_ROW_PROB_POINTER, &prob);
+        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &col_out);
+        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &col_sc);
+        desc_attr(x, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
+        desc_attr(x, FQ_QUANT_DESC_MOE_LAYOUT, moe);
+        if (prob && rows > int64_t(kPool) - 32) return false;  // pool_pointer() may point up to 32 floats in
+        // Columnwise buffers too large for this target: the descriptor's own pointers (pools) cannot back them.
+        if (own_columnwise && (col_out || col_sc)) return false;
+        // Under a MoE layout the library reads E+1 offsets, E counts, E static scales, E global amaxes, from a
+        // pointer up to 32 elements into a pool.
+        if (*moe != FQ_MOE_LAYOUT_NONE && experts >= int32_t(kPool) - 64) return false;
+        *misaligned = false;
+        for (int32_t id : {FQ_QUANT_DESC_STATIC_SCALE_POINTER, FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER,
+                           FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, FQ_QUANT_DESC_MOE_COUNTS_POINTER}) {
+            const void* p = nullptr;
+            desc_attr(x, id, &p);
+            *misaligned |= (reinterpret_cast<uintptr_t>(p) & 3u) != 0;
+        }
+        return true;
+    }
+
     // fqQuantize: the support query decides; then buffers of exactly the queried sizes, or a mistake.
     void quantize() {
         fqHandle_t hh = handle();
@@ -531,29 +561,9 @@ struct Fuzz {
         const __int128 in_bytes = __int128(rows) * ild * 2;
         const __int128 out_bytes = ot == FQ_TYPE_FP4_E2M1 ? (__int128(orows) * old + 1) / 2 : __int128(orows) * old;
         if (in_bytes > kMaxInputBytes || out_bytes > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return;
-        // What the descriptor's pointers make the problem read: skip what the pools cannot back.
-        const void *prob = nullptr, *col_out = nullptr, *col_sc = nullptr, *offs = nullptr, *counts = nullptr;
-        int32_t experts = 0, moe = FQ_MOE_LAYOUT_NONE;
-        desc_attr(x, FQ_QUANT_DESC_ROW_PROB_POINTER, &prob);
-        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, &col_out);
-        desc_attr(x, FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, &col_sc);
-        desc_attr(x, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, &offs);
-        desc_attr(x, FQ_QUANT_DESC_MOE_COUNTS_POINTER, &counts);
-        desc_attr(x, FQ_QUANT_DESC_MOE_NUM_EXPERTS, &experts);
-        desc_attr(x, FQ_QUANT_DESC_MOE_LAYOUT, &moe);
-        if (prob && rows > int64_t(kPool) - 32) return;  // pool_pointer() may point up to 32 floats in
-        // Columnwise buffers too large for this target: the descriptor's own pointers (pools) cannot back them.
-        if (columnwise && !col_ours && (col_out || col_sc)) return;
-        // Under a MoE layout the library reads E+1 offsets, E counts, E static scales, E global amaxes, from a
-        // pointer up to 32 elements into a pool.
-        if (moe != FQ_MOE_LAYOUT_NONE && experts >= int32_t(kPool) - 64) return;
+        int32_t moe = FQ_MOE_LAYOUT_NONE;
         bool misaligned_desc = false;
-        for (int32_t id : {FQ_QUANT_DESC_STATIC_SCALE_POINTER, FQ_QUANT_DESC_SCALE_UB_POINTER, FQ_QUANT_DESC_ROW_PROB_POINTER,
-                           FQ_QUANT_DESC_GLOBAL_AMAX_POINTER, FQ_QUANT_DESC_MOE_OFFSETS_POINTER, FQ_QUANT_DESC_MOE_COUNTS_POINTER}) {
-            const void* p = nullptr;
-            desc_attr(x, id, &p);
-            misaligned_desc |= (reinterpret_cast<uintptr_t>(p) & 3u) != 0;
-        }
+        if (!pools_back(x, rows, columnwise && !col_ours, &moe, &misaligned_desc)) return;
 
         Block input{size_t(in_bytes) + 2}, output{size_t(out_bytes)}, scales{sbytes};
         fill_input(input, seed);
@@ -788,6 +798,30 @@ struct Fuzz {
         if (!back.intact() || !same.intact() || !back.same(same)) broken("a repack there and back differs from one in place");
     }
 
+    // fqGroupedGemmGetScaleBufferInfo for both outputs: each fact succeeds exactly where the size query does,
+    // BYTES equals that size, padded extents are not smaller than logical ones; an unknown fact is refused.
+    void gemm_scale_info(fqGroupedGemmDesc_t g, fqQuantDesc_t epi, int64_t rows, int64_t cols) {
+        for (int32_t which : {int32_t(FQ_OUTPUT_ROWWISE), int32_t(FQ_OUTPUT_COLUMNWISE)}) {
+            size_t bytes = 0;
+            const fqStatus_t s = check(fqGroupedGemmGetScaleBufferSize(g, epi, rows, cols, which, &bytes));
+            int64_t info[FQ_SCALE_INFO_BATCH_STRIDE + 1] = {};
+            for (int32_t i = 0; i <= FQ_SCALE_INFO_BATCH_STRIDE; ++i) {
+                const fqStatus_t t = check(fqGroupedGemmGetScaleBufferInfo(g, epi, rows, cols, which, i, &info[i]),
+                                           "fqGroupedGemmGetScaleBufferInfo");
+                if ((t == FQ_STATUS_SUCCESS) != (s == FQ_STATUS_SUCCESS)) broken("GEMM scale info and size disagree on success", s, t);
+            }
+            int64_t any = 0;
+            if (s == FQ_STATUS_SUCCESS &&
+                check(fqGroupedGemmGetScaleBufferInfo(g, epi, rows, cols, which, FQ_SCALE_INFO_BATCH_STRIDE + 1, &any)) == FQ_STATUS_SUCCESS)
+                broken("an unknown fqScaleInfo accepted");
+            if (s != FQ_STATUS_SUCCESS) continue;
+            if (info[FQ_SCALE_INFO_BYTES] < 0 || uint64_t(info[FQ_SCALE_INFO_BYTES]) != bytes)
+                broken("GEMM scale bytes disagree", long(bytes), long(info[FQ_SCALE_INFO_BYTES]));
+            if (info[FQ_SCALE_INFO_PADDED_ROWS] < info[FQ_SCALE_INFO_ROWS] || info[FQ_SCALE_INFO_BATCH] < 1)
+                broken("GEMM scale extents", long(info[FQ_SCALE_INFO_PADDED_ROWS]), long(info[FQ_SCALE_INFO_ROWS]));
+        }
+    }
+
     // fqGroupedGemm on the host backend: a small problem (M <= 48, N <= 128, K <= 256, E <= 4 groups) whose every
     // input this target allocates at the size the header gives (A [M, lda], B [E*N, K], their scales, E+1
     // offsets, E counts and alphas, M row probabilities: heap blocks of exactly that size), the GEMM
@@ -883,6 +917,7 @@ struct Fuzz {
         if (!lo || fqGroupedGemmGetScaleBufferSize(g, epi, M, out_cols, FQ_OUTPUT_ROWWISE, &sbytes) != FQ_STATUS_SUCCESS ||
             sbytes > size_t(kMaxScaleBytes))
             sbytes = 1;
+        gemm_scale_info(g, epi, M, out_cols);
         const bool fp4 = out_type == FQ_TYPE_FP4_E2M1;
         const size_t out_bytes = size_t(fp4 ? (M * out_ld + 1) / 2 : M * out_ld);
         Guarded out(out_bytes, 0xA5), sc(sbytes, 0xA5);
@@ -951,6 +986,67 @@ struct Fuzz {
         check(fqGroupedGemmDescDestroy(g));
     }
 
+    // Two threads sharing the handle, descriptor and layouts (opcode byte 0xFE): a rowwise problem the support
+    // query accepts is run once, then by thread A twice more while thread B either runs it too (mode bit 0
+    // set) or makes failing calls (a NULL input) and reads its own message. Promises: every run writes the
+    // bytes of the first; each thread's fqGetLastErrorMessage is its own ("" after A's successes, B's
+    // sentence after its failures). Columnwise problems are skipped: their buffers are the descriptor's,
+    // shared by both threads, so running them concurrently would be this target's data race.
+    void threads() {
+        fqHandle_t hh = handle();
+        fqQuantDesc_t x = desc();
+        fqTensorLayout_t in = layout(), out = layout();
+        const uint8_t mode = r.u8();
+        int32_t outputs = 0, it = 0, ot = 0, moe = FQ_MOE_LAYOUT_NONE;
+        int64_t rows = 0, icols = 0, ild = 0, orows = 0, ocols = 0, old = 0;
+        bool misaligned = false;
+        if (!desc_attr(x, FQ_QUANT_DESC_OUTPUTS, &outputs) || outputs != FQ_OUTPUT_ROWWISE ||
+            check(fqQuerySupport(hh, x, in, out, nullptr, 0), "fqQuerySupport (threads)") != FQ_STATUS_SUCCESS)
+            return;
+        if (!layout_facts(in, &it, &rows, &icols, &ild) || !layout_facts(out, &ot, &orows, &ocols, &old)) broken("live layouts unreadable");
+        size_t sbytes = 0;
+        if (check(fqGetScaleBufferSize(x, orows, ocols, FQ_OUTPUT_ROWWISE, &sbytes)) != FQ_STATUS_SUCCESS)
+            broken("a supported problem has no scale buffer size");
+        const __int128 in_bytes = __int128(rows) * ild * 2;
+        const __int128 out_bytes = ot == FQ_TYPE_FP4_E2M1 ? (__int128(orows) * old + 1) / 2 : __int128(orows) * old;
+        if (in_bytes > kMaxInputBytes / 4 || out_bytes > kMaxOutputBytes / 4 || sbytes > size_t(kMaxScaleBytes) / 4 ||
+            !pools_back(x, rows, false, &moe, &misaligned) || misaligned)
+            return;
+        Block input{size_t(in_bytes) + 2};
+        fill_input(input, mode);
+        struct Out {
+            Block values, scales;
+        };
+        auto run = [&](Out& o) {
+            return fqQuantize(hh, x, in, input.get(), out, o.values.get(), o.scales.get(), sbytes, nullptr, 0, nullptr);
+        };
+        Out first{Block(size_t(out_bytes)), Block(sbytes)}, a{Block(size_t(out_bytes)), Block(sbytes)},
+            b{Block(size_t(out_bytes)), Block(sbytes)};
+        if (check(run(first), "fqQuantize (threads, first)") != FQ_STATUS_SUCCESS) broken("a supported problem failed");
+        auto same = [&](const Out& o) {
+            return std::memcmp(o.values.get(), first.values.get(), o.values.n) == 0 &&
+                   std::memcmp(o.scales.get(), first.scales.get(), sbytes) == 0;
+        };
+        const bool both_run = mode & 1;
+        std::thread second([&] {
+            for (int i = 0; i < 2; ++i) {
+                if (both_run) {
+                    if (run(b) != FQ_STATUS_SUCCESS || fqGetLastErrorMessage()[0] != '\0') broken("thread B: a run failed");
+                    if (!same(b)) broken("thread B wrote other bytes than the first run");
+                } else {
+                    const fqStatus_t s = fqQuantize(hh, x, in, nullptr, out, b.values.get(), b.scales.get(), sbytes, nullptr, 0, nullptr);
+                    if (s == FQ_STATUS_SUCCESS || fqGetLastErrorMessage()[0] == '\0') broken("thread B: a NULL input accepted, or no message", s);
+                }
+            }
+        });
+        for (int i = 0; i < 2; ++i) {
+            if (run(a) != FQ_STATUS_SUCCESS) broken("thread A: a run failed");
+            if (fqGetLastErrorMessage()[0] != '\0') broken("thread A: another thread's message after a success");
+            if (!same(a)) broken("thread A wrote other bytes than the first run");
+        }
+        second.join();
+    }
+
     void set_pool() {
         const size_t i = r.u8() % 32;
         uint32_t bits = r.u32();
@@ -961,8 +1057,13 @@ struct Fuzz {
     void run() {
         while (r.more()) {
             const uint8_t op = r.u8();
-            if (op == 0xFF) {  // (an opcode byte of its own, so earlier corpus files keep their meaning but for it)
+            // (opcode bytes of their own, so earlier corpus files keep their meaning but for them)
+            if (op == 0xFF) {
                 grouped_gemm();
+                continue;
+            }
+            if (op == 0xFE) {
+                threads();
                 continue;
             }
             switch (op % 16) {

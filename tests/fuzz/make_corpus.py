@@ -14,6 +14,7 @@ OUT = Path(__file__).resolve().parent / "corpus"
 CREATE_HANDLE, CREATE_DESC, CREATE_LAYOUT, DESTROY, SET_DESC, _, GET_DESC, SET_LAYOUT, GET_LAYOUT, HANDLE_ATTR, \
     VARIANTS, SCALE_QUERIES, SUPPORT, SET_POOL, QUANTIZE, REPACK = range(16)
 GEMM = 0xFF
+THREADS = 0xFE  # Fuzz::threads: handle, desc, input and output layout slots, then the second thread's mode
 
 # Header values used below.
 A = dict(ACTIVATION=0, GATE_LAYOUT=1, GATE_ORDER=2, GATE_BLOCK_WIDTH=3, INTERMEDIATE_ROUNDING=4, SCHEME=5,
@@ -243,6 +244,66 @@ def seeds():
     p.repack(FP32, 1, 2**62, 2**62, BLOCKS, COL_MAJOR_TMA, ROW_MAJOR, seed=1)
     s["repack-extreme-shapes"] = p.repack(E8M0, 3, 0, 1, BLOCKS_TO_STACKED, ROW_MAJOR, PACKED, omode=1,
                                           offsets=(0, 1, 2, 3), stacked=(2, i64(2**62)), seed=2)
+    s.update(matrix())
+    p = gated(group=32).layout(0, BF16, 8, 128).layout(1, E4M3FN, 8, 64)
+    s["threads-shared-handle"] = p.op(THREADS, 0, 0, 0, 1, 1).op(THREADS, 0, 0, 0, 1, 0)
+    return s
+
+
+SCHEMES = ["per-tensor-static", "per-tensor-dynamic", "per-token", "per-group", "block2d", "mxfp8", "mxfp4", "nvfp4"]
+LAYOUTS = ["row-major", "col-major", "col-major-tma", "swizzled", "packed"]
+OUTPUTS = {ROWWISE: "rowwise", COLUMNWISE: "columnwise", ROWWISE | COLUMNWISE: "both"}
+MOE = ["no-moe", "contiguous", "masked"]
+
+
+def matrix():
+    """One seed for every scheme x scale layout x outputs x MoE layout: a problem valid wherever the library
+    runs that combination (the scheme's own output and scale types; E8M0 with POW2_CEIL for fp32-scale schemes
+    in the byte-scale layouts), refused with its reason otherwise (a per-tensor scale in a non-row-major
+    layout, BLOCK_2D with columnwise outputs or MoE, NVFP4 in PACKED_UE8M0). The activation, gate layout and
+    columnwise transposition vary with the seed's index, so the matrix also spreads over those."""
+    s = {}
+    experts, rows, cols = 2, 40, 64
+    index = 0
+    for scheme, scheme_name in enumerate(SCHEMES):
+        block2d = scheme == 4
+        for layout, layout_name in enumerate(LAYOUTS):
+            for outputs, outputs_name in OUTPUTS.items():
+                for moe, moe_name in enumerate(MOE):
+                    index += 1
+                    r, c = (136, 160) if block2d else (rows, cols)  # BLOCK_2D: a full and a partial tile
+                    act, gate = index % 7, index % 4
+                    if act == 6 and gate == 0:
+                        gate = 1  # SwiGLU-OAI is gated only
+                    p = Program().desc().set_i32("ACTIVATION", act).set_i32("GATE_LAYOUT", gate).set_i32("SCHEME", scheme)
+                    out_type = {5: E4M3FN, 6: FP4, 7: FP4}.get(scheme, (E4M3FN, E5M2, INT8, E4M3FNUZ)[index % 4])
+                    p.set_i32("OUTPUT_TYPE", out_type)
+                    if scheme in (5, 6):
+                        p.set_i32("SCALE_TYPE", E8M0)
+                    elif scheme == 7:
+                        p.set_i32("SCALE_TYPE", E4M3FN)
+                    elif layout in (SWIZZLED, PACKED):
+                        p.set_i32("SCALE_TYPE", E8M0).set_i32("SCALE_ROUNDING", 1)
+                    if scheme == 3:
+                        p.set_i32("GROUP_SIZE", (32, 64, 128)[index % 3])
+                    p.set_i32("SCALE_LAYOUT", layout).set_i32("OUTPUTS", outputs)
+                    if outputs & COLUMNWISE:
+                        if scheme in (2, 3, 4) and index % 2:  # the fp32 block schemes take 32 or 128
+                            p.set_i32("COLUMNWISE_BLOCK", 128)
+                        p.set_i32("COLUMNWISE_TRANSPOSE", index % 3 == 0)
+                    if scheme == 0:
+                        p.set_ptr("STATIC_SCALE_POINTER", 2).pool(0, 0.0625).pool(1, 0.25)
+                    if moe:
+                        p.set_i32("MOE_LAYOUT", moe).set_i32("MOE_NUM_EXPERTS", experts)
+                        if moe == 1:  # CONTIGUOUS: rows [0, 13) and [13, 37); three rows no expert owns
+                            p.set_ptr("MOE_OFFSETS_POINTER", 4).pool_i32(0, 0).pool_i32(1, 13).pool_i32(2, 37)
+                        else:  # MASKED: 20 rows per expert, 11 and 20 of them valid
+                            p.set_ptr("MOE_COUNTS_POINTER", 4).pool_i32(0, 11).pool_i32(1, 20)
+                    in_cols = c if gate == 0 else 2 * c
+                    p.layout(0, BF16, r, in_cols).layout(1, out_type, r, c)
+                    p.queries(r, c, which=2 if outputs == COLUMNWISE else 1)
+                    p.quantize(seed=index % 4, col=0 if outputs & COLUMNWISE else None)
+                    s[f"matrix-{scheme_name}-{layout_name}-{outputs_name}-{moe_name}"] = p
     return s
 
 

@@ -4,8 +4,12 @@
 // Method (docs/perf.md): per problem, enough input/output sets rotate from call to call that together they
 // cover 4x the L2 (at least 2), so no call finds its data in L2; N calls (N = 4 GB / bytes, 2..20000) are
 // captured in one CUDA graph, the graph is replayed --reps times (default 7) and the median replay time / N is
-// the time per call. Effective bandwidth = (bytes read + bytes written, each tensor once) / time. The copy
-// moves the same total (half read, half written) with cudaMemcpyAsync, captured, rotated and replayed alike.
+// the time per call (the fastest and slowest replays beside it). Inputs are bf16/fp16 normal(0, 1) values from
+// a fixed seed (bench_kernels.cu), or with --constant-input the constant 0x3E3E (bf16 ~0.19), labelled so.
+// Effective bandwidth = (bytes read + bytes written, each tensor once) / time. The reference copy moves the
+// same total (half read, half written), captured, rotated and replayed alike, three ways: cudaMemcpyAsync of
+// the exact bytes, cudaMemcpyAsync of the bytes rounded up to 64 KiB (its speed depends on the byte count),
+// and an SM copy kernel (16-byte loads and stores); the fastest is "the copy", and each result names it.
 // Under a MoE layout only valid rows count (bench_case.h: count_bytes); col+row-separate captures two calls
 // per iteration and counts the bytes of one call writing both outputs.
 #include <cuda_runtime.h>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "bench_case.h"
+#include "bench_kernels.h"
 #include "cli.h"
 #include "device.h"
 #include "json.h"
@@ -35,6 +40,26 @@ namespace {
         if (e_ != cudaSuccess) throw ToolError(std::string(#x) + ": " + cudaGetErrorString(e_)); \
     } while (0)
 
+// Time per call over the replays of one graph: the median, the fastest and the slowest replay.
+struct Timing {
+    double median = 0, min = 0, max = 0;
+};
+
+// The reference copies, each timed like the library's calls; the fastest is the copy a result is compared with.
+struct Copies {
+    Timing memcpy_exact, memcpy_64k, kernel;
+    const Timing& best() const {
+        const Timing* b = &memcpy_exact;
+        for (const Timing* t : {&memcpy_64k, &kernel})
+            if (t->median < b->median) b = t;
+        return *b;
+    }
+    std::string best_name() const {
+        const Timing& b = best();
+        return &b == &memcpy_exact ? "memcpy" : &b == &memcpy_64k ? "memcpy-64k" : "sm-copy";
+    }
+};
+
 struct Result {
     BenchCase c;
     std::string layout, kernel, status = "ok";
@@ -42,16 +67,18 @@ struct Result {
     ByteCount counted;
     size_t bytes = 0;  // counted.total()
     int sets = 0;      // rotated buffer sets
-    double us = 0, copy_us = 0;
+    Timing t;
+    Copies copies;
+    double us = 0, copy_us = 0;  // t.median, copies.best().median
     double gbps() const { return us > 0 ? double(bytes) / us * 1e-3 : 0; }
     double copy_gbps() const { return copy_us > 0 ? double(bytes) / copy_us * 1e-3 : 0; }
     double pct() const { return us > 0 ? 100.0 * copy_us / us : 0; }
 };
 
-// Median time per call of enqueue(i), i = 0..iters-1, captured in a graph and replayed `reps` times. A
-// failing enqueue ends the capture before the exception leaves, so the stream stays usable.
+// Time per call of enqueue(i), i = 0..iters-1, captured in a graph and replayed `reps` times. A failing
+// enqueue ends the capture before the exception leaves, so the stream stays usable.
 template <class Enqueue>
-double time_per_call_us(cudaStream_t stream, int iters, int reps, Enqueue&& enqueue) {
+Timing time_per_call_us(cudaStream_t stream, int iters, int reps, Enqueue&& enqueue) {
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec;
     CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -83,7 +110,7 @@ double time_per_call_us(cudaStream_t stream, int iters, int reps, Enqueue&& enqu
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return {t[t.size() / 2], t.front(), t.back()};
 }
 
 // Device pools of `count` slots of `bytes` each, 256-byte aligned; no memory (every slot NULL) for 0 bytes.
@@ -165,7 +192,7 @@ struct RotatedSets {
 
 class Bench {
 public:
-    Bench(int reps, bool quiet) : reps_(reps), quiet_(quiet) {
+    Bench(int reps, bool quiet, bool constant_input) : reps_(reps), quiet_(quiet), constant_input_(constant_input) {
         check(fqCreate(&h_, FQ_BACKEND_CUDA, 0), "fqCreate(CUDA)");
         CK(cudaGetDeviceProperties(&prop_, 0));
         CK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -243,20 +270,22 @@ public:
             } catch (const ToolError& e) {
                 return skipped(e.what());
             }
-            CK(cudaMemset(sets->input.base, 0x3E, sets->input.slot * size_t(r.sets)));  // bf16 ~0.19: finite, non-zero
+            fill_inputs(sets->input, r.sets, p.in_type == FQ_TYPE_BF16);
             size_t ws = 0;
             for (const Call& k : calls) ws = std::max(ws, k.workspace);
             const Pool workspace(ws, 1);
             try {
-                r.us = time_per_call_us(stream_, rot.iters, reps_, [&](int i) {
+                r.t = time_per_call_us(stream_, rot.iters, reps_, [&](int i) {
                     for (Call& k : calls) enqueue(k, li, lo, *sets, i, workspace.at(0));
                 });
+                r.us = r.t.median;
             } catch (const ToolError& e) {  // refused at execution: recorded, and the sweep goes on
                 r.status = std::string("failed: ") + e.what();
                 return r;
             }
         }  // the sets are freed before the copy's buffers are allocated
-        r.copy_us = copy_us(r.bytes, rot.iters, rot.sets);
+        r.copies = copies(r.bytes, rot.iters, rot.sets);
+        r.copy_us = r.copies.best().median;
         return r;
     }
 
@@ -331,24 +360,46 @@ private:
               "fqQuantize");
     }
 
-    // The same-bytes copy, measured once per byte count in this run.
-    double copy_us(size_t bytes, int iters, int nbuf) {
+    // Every rotated input: normal(0, 1) values, a seed per set (the same for every run), or the constant.
+    void fill_inputs(const Pool& input, int sets, bool bf16) {
+        if (constant_input_) {
+            CK(cudaMemset(input.base, 0x3E, input.slot * size_t(sets)));  // bf16 ~0.19: finite, non-zero
+            return;
+        }
+        for (int s = 0; s < sets; ++s)
+            fill_normal(reinterpret_cast<uint16_t*>(input.at(s)), input.slot / 2, bf16, kSeed + uint64_t(s), stream_);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(stream_));
+    }
+
+    // The same-bytes copies, measured once per byte count in this run: half the bytes read, half written.
+    Copies copies(size_t bytes, int iters, int nbuf) {
         auto it = copy_cache_.find(bytes);
         if (it != copy_cache_.end()) return it->second;
-        const size_t half = bytes / 2;
-        Pool src(half, nbuf), dst(half, nbuf);
-        const double us = time_per_call_us(stream_, iters, reps_, [&](int i) {
+        const size_t half = bytes / 2, half_64k = (half + 65535) / 65536 * 65536;
+        Pool src(half_64k, nbuf), dst(half_64k, nbuf);
+        Copies c;
+        c.memcpy_exact = time_per_call_us(stream_, iters, reps_, [&](int i) {
             CK(cudaMemcpyAsync(dst.at(i), src.at(i), half, cudaMemcpyDeviceToDevice, stream_));
         });
-        return copy_cache_[bytes] = us;
+        c.memcpy_64k = time_per_call_us(stream_, iters, reps_, [&](int i) {
+            CK(cudaMemcpyAsync(dst.at(i), src.at(i), half_64k, cudaMemcpyDeviceToDevice, stream_));
+        });
+        c.kernel = time_per_call_us(stream_, iters, reps_, [&](int i) {
+            sm_copy(dst.at(i), src.at(i), half, stream_);
+            CK(cudaGetLastError());
+        });
+        return copy_cache_[bytes] = c;
     }
+
+    static constexpr uint64_t kSeed = 0x5EED0048;
 
     fqHandle_t h_ = nullptr;
     cudaDeviceProp prop_{};
     cudaStream_t stream_ = nullptr;
     int reps_;
-    bool quiet_;
-    std::map<size_t, double> copy_cache_;
+    bool quiet_, constant_input_;
+    std::map<size_t, Copies> copy_cache_;
 };
 
 Json num(double v) {
@@ -376,6 +427,15 @@ Json to_json_result(const Result& r) {
     o.set("copy_us", num(r.copy_us));
     o.set("copy_gbps", num(r.copy_gbps()));
     o.set("pct_of_copy", num(r.pct()));
+    // The replays' range and the copy that won (memcpy, memcpy-64k, sm-copy), each copy's median beside it.
+    o.set("us_min", num(r.t.min));
+    o.set("us_max", num(r.t.max));
+    o.set("copy", Json::of(r.copy_us > 0 ? r.copies.best_name() : std::string()));
+    o.set("copy_us_min", num(r.copy_us > 0 ? r.copies.best().min : 0));
+    o.set("copy_us_max", num(r.copy_us > 0 ? r.copies.best().max : 0));
+    o.set("copy_memcpy_us", num(r.copies.memcpy_exact.median));
+    o.set("copy_memcpy_64k_us", num(r.copies.memcpy_64k.median));
+    o.set("copy_sm_us", num(r.copies.kernel.median));
     o.set("scheme", Json::of(scheme_name(p.scheme)));
     o.set("group", Json::of(int64_t(p.group)));
     o.set("activation", Json::of(activation_name(p.act)));
@@ -414,9 +474,9 @@ std::string outputs_label(const BenchCase& c) {
 }
 
 void print_header() {
-    std::printf("%7s %6s %-18s %4s %7s %-13s %-10s %-8s %-6s %-8s %-4s %-14s %-22s %11s %9s %7s %9s %7s\n", "tokens",
+    std::printf("%7s %6s %-18s %4s %7s %-13s %-10s %-8s %-6s %-8s %-4s %-14s %-22s %11s %9s %15s %7s %9s %-10s %7s\n", "tokens",
                 "hidden", "moe", "E", "valid", "outputs", "scheme", "act", "out", "scales", "lay", "variant", "kernel",
-                "bytes", "us", "GB/s", "copy us", "%copy");
+                "bytes", "us", "us min-max", "GB/s", "copy us", "copy", "%copy");
 }
 
 void print_row(const Result& r) {
@@ -435,7 +495,10 @@ void print_row(const Result& r) {
         std::printf("%s\n", r.status.c_str());
         return;
     }
-    std::printf("%-22s %11zu %9.2f %7.0f %9.2f %6.1f%%\n", r.kernel.c_str(), r.bytes, r.us, r.gbps(), r.copy_us, r.pct());
+    char range[32];
+    std::snprintf(range, sizeof range, "%.2f-%.2f", r.t.min, r.t.max);
+    std::printf("%-22s %11zu %9.2f %15s %7.0f %9.2f %-10s %6.1f%%\n", r.kernel.c_str(), r.bytes, r.us, range, r.gbps(), r.copy_us,
+                r.copies.best_name().c_str(), r.pct());
 }
 
 // plot_bench.py beside an installed fq (PREFIX/share/fusedquant), else in the source tree it was built from.
@@ -458,12 +521,18 @@ std::string csv_quote(const std::string& s) {
     return out + "\"";
 }
 
-void write_json(const std::string& path, const cudaDeviceProp& prop, const std::vector<Result>& results) {
+std::string input_label(bool constant_input) {
+    return constant_input ? "constant 0x3E3E (--constant-input)" : "normal(0,1), fixed seed";
+}
+
+void write_json(const std::string& path, const cudaDeviceProp& prop, const std::vector<Result>& results, bool constant_input) {
     Json doc = Json::make_object(), list = Json::make_array();
     doc.set("device", Json::of(std::string(prop.name)));
     doc.set("tool", Json::of(std::string("fq bench")));
-    doc.set("method", Json::of(std::string("CUDA-graph replay over rotated inputs (4x L2), median of reps; "
-                                           "copy = same-bytes cudaMemcpyAsync D2D in the same run")));
+    doc.set("method", Json::of(std::string("CUDA-graph replay over rotated inputs (4x L2), median (min, max) of reps; "
+                                           "copy = the fastest of cudaMemcpyAsync of the same bytes, of them rounded "
+                                           "up to 64 KiB, and an SM copy kernel, each in the same run")));
+    doc.set("input", Json::of(input_label(constant_input)));
     doc.set("bytes", Json::of(std::string("valid rows only: input of valid rows + values written for them per "
                                           "output + each scale buffer whole; col+row-separate counts both's bytes")));
     doc.set("skew_formula", Json::of(std::string(kSkewFormula)));
@@ -501,12 +570,15 @@ int bench_main(int argc, char** argv) {
         std::printf("fq bench: %s; nothing to measure (%zu measurements parsed)\n", why.c_str(), cases.size());
         return 77;
     }
-    Bench bench(int(args.get_int("reps", 7)), args.has("quiet"));
+    const bool constant_input = args.has("constant-input");
+    Bench bench(int(args.get_int("reps", 7)), args.has("quiet"), constant_input);
     for (const BenchCase& c : cases) bench.variant_index(c.variant);  // unknown names fail before any measurement
 
     const cudaDeviceProp& prop = bench.prop();
-    std::printf("device: %s, %d SMs, L2 %d MB; %zu measurements; copy = same-bytes cudaMemcpyAsync D2D, same run\n",
-                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, cases.size());
+    std::printf("device: %s, %d SMs, L2 %d MB; %zu measurements; input %s; us = median of %d replays; copy = the "
+                "fastest of memcpy (same bytes), memcpy-64k (rounded up to 64 KiB), sm-copy (16-byte kernel)\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, cases.size(), input_label(constant_input).c_str(),
+                int(args.get_int("reps", 7)));
     print_header();
     Progress progress("bench", cases.size(), !args.has("quiet"));
     std::vector<Result> results;
@@ -522,7 +594,7 @@ int bench_main(int argc, char** argv) {
 
     std::string json_path = args.get("json");
     if (json_path.empty() && args.has("plot")) json_path = args.get("plot") + ".json";
-    if (!json_path.empty()) write_json(json_path, prop, results);
+    if (!json_path.empty()) write_json(json_path, prop, results, constant_input);
     if (args.has("csv")) write_csv(args.get("csv"), results);
     const auto failed = std::count_if(results.begin(), results.end(),
                                       [](const Result& r) { return r.status.rfind("failed", 0) == 0; });

@@ -24,6 +24,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #ifdef FQ_GEMM_LAB
@@ -1576,12 +1577,19 @@ fqStatus_t make_map(EncodeTiled encode, CUtensorMap* map, const char* what, cons
 // The grouped GEMM's kernels (grouped_gemm_sm90<P, kSplitK, kSegments>, row_pair_gemm_sm90<P>) and the shared
 // memory each asks for.
 using GemmKernel = void (*)(Params, CUtensorMap, CUtensorMap);
+// The attribute belongs to the device it was set on: set on the current device (the handle's, which
+// fqGroupedGemm checked), once per kernel and device ordinal below 64 (others set it on every call).
 template <GemmKernel K>
-cudaError_t prepare_kernel(size_t smem_bytes) {  // once per kernel
-    static std::once_flag once;
-    static cudaError_t attr = cudaSuccess;
-    std::call_once(once, [&] { attr = cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)); });
-    return attr;
+fqStatus_t prepare_kernel(size_t smem_bytes) {
+    static std::atomic<uint64_t> done{0};
+    int device = 0;
+    FQ_TRY(cuda::cuda_status(cudaGetDevice(&device), "cudaGetDevice"));
+    const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+    if (done.load(std::memory_order_acquire) & bit) return FQ_STATUS_SUCCESS;
+    FQ_TRY(cuda::cuda_status(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
+                             "handle: giving the grouped GEMM its shared memory (cudaFuncSetAttribute)"));
+    done.fetch_or(bit, std::memory_order_release);
+    return FQ_STATUS_SUCCESS;
 }
 
 // The kernel's launch configuration for `clusters` clusters of `size` CTAs (one per SM), written once for the
@@ -1618,8 +1626,9 @@ int max_active_clusters(int sm_count, int size, size_t smem_bytes) {
     if (cached[size] < 0) {
         const ClusterLaunch launch(sm_count / size, size, nullptr, smem_bytes);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, K, &launch.cfg) != cudaSuccess) {
-            (void)cudaGetLastError();
+        const cudaError_t e = cudaOccupancyMaxActiveClusters(&n, K, &launch.cfg);
+        if (e != cudaSuccess) {
+            cuda::forget_own_error(e);
             n = 0;
         }
         cached[size] = n;
@@ -1651,8 +1660,7 @@ fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMa
 #else
     const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, K, p, a, b);
 #endif
-    if (e != cudaSuccess) return fail(FQ_STATUS_CUDA_ERROR, "stream: the grouped GEMM kernel did not launch: {}", cudaGetErrorString(e));
-    return FQ_STATUS_SUCCESS;
+    return cuda::cuda_status(e, "stream: the grouped GEMM kernel launch");
 }
 
 // Launches the persistent grid on at most `sm_count` SMs. A GEMM with fewer units than half the SMs (one
@@ -1672,7 +1680,7 @@ bool takes_row_pair(const Params& p, int64_t units, int sm_count) {
     if (const char* force = std::getenv("LAB_ROW_PAIR")) max_split = std::atoi(force) == 1 ? kMaxSplit : 0;
 #endif
     constexpr GemmKernel kernel = row_pair_gemm_sm90<P>;
-    return epilogue_fits && p.split <= max_split && prepare_kernel<kernel>(kPairSmemBytes) == cudaSuccess &&
+    return epilogue_fits && p.split <= max_split && prepare_kernel<kernel>(kPairSmemBytes) == FQ_STATUS_SUCCESS &&
            units <= max_active_clusters<kernel>(sm_count, 2, kPairSmemBytes);
 }
 
@@ -1682,11 +1690,9 @@ fqStatus_t launch(Params& p, bool segments, const CUtensorMap& a, const CUtensor
     // the segment walk compiled in beside them, docs/perf.md session 32).
     constexpr GemmKernel persistent = grouped_gemm_sm90<P, false>, split_k = grouped_gemm_sm90<P, true>,
                          segmented = grouped_gemm_sm90<P, false, true>;
-    for (cudaError_t e : {prepare_kernel<persistent>(kSmemBytes), prepare_kernel<split_k>(kSmemBytes),
-                          prepare_kernel<segmented>(kSmemBytes)})
-        if (e != cudaSuccess)
-            return fail(FQ_STATUS_CUDA_ERROR, "handle: cannot give the grouped GEMM {} bytes of shared memory: {}", kSmemBytes,
-                        cudaGetErrorString(e));
+    FQ_TRY(prepare_kernel<persistent>(kSmemBytes));
+    FQ_TRY(prepare_kernel<split_k>(kSmemBytes));
+    FQ_TRY(prepare_kernel<segmented>(kSmemBytes));
     const int64_t units = p.m_tiles * p.unit_cols_tiles;
     p.split = 1;
     if (p.groups == 1 && p.stash && 2 * units <= sm_count)
