@@ -236,6 +236,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     if (q.qmax > fmax)
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} exceeds the largest finite {} value {}", q.qmax,
                     name(out), fmax);
+    if (d.qmax > 0.0f) q.sat = saturation_bound(out, q.qmax);  // an override also bounds the codes (docs/spec.md §3.4)
     q.min_scale = d.min_scale > 0.0f ? d.min_scale : (out == DType::Int8 ? FLT_EPSILON : 1.0f / (q.qmax * 512.0f));
     q.pow2_ceil = pow2;
     q.reciprocal = d.scale_apply == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL;

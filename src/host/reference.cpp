@@ -62,14 +62,14 @@ void quantize_group(const OpConfig& c, const TensorScalars& t, const float* y, i
         case Scheme::Mxfp4: {  // SPEC §3.3: E8M0 scale e, q_i = enc(y_i * 2^(127-e))
             const uint8_t e = mx_scale(amax, q);
             const float mul = e8m0_reciprocal(e);
-            for (int64_t i = 0; i < n; ++i) codes[i] = encode_scaled(q.out, y[i] * mul);
+            for (int64_t i = 0; i < n; ++i) codes[i] = encode_value(y[i] * mul, q);
             *scale_dst = e;
             return;
         }
         case Scheme::Nvfp4: {  // SPEC §3.3: E4M3 S_blk, q_i = e2m1(y_i * m)
             const uint8_t sb = nvfp4_block_scale(amax, t.s_enc);
             const float m = nvfp4_multiplier(sb, t.s_enc);
-            for (int64_t i = 0; i < n; ++i) codes[i] = encode_scaled(q.out, y[i] * m);
+            for (int64_t i = 0; i < n; ++i) codes[i] = encode_value(y[i] * m, q);
             *scale_dst = sb;
             return;
         }

@@ -156,7 +156,8 @@ __device__ __forceinline__ float store_column_scale(const Params& p, const Colum
 // codes by the hardware conversion. Unrolled over the 8 columns, each 16-byte slot read once: per output a
 // quarter of a shared load, a multiply (or the three-instruction quotient), half a conversion. The column
 // scales are written here; the codes come back column by column (8 rows each). False where an fp32 divisor
-// leaves quotient()'s range: that thread then takes encode_columns instead (its slots are untouched).
+// leaves quotient()'s range: that thread then takes encode_columns instead (its slots are untouched). Not
+// taken under a qmax override (the conversion saturates at the format's own qmax).
 template <bool kMx>
 __device__ __forceinline__ bool encode_columns_hardware(const Params& p, const ParkedSlots& parked, const float (&amax)[8],
                                                         const ColumnBlock& blk, uint2 (&codes)[8]) {
@@ -228,7 +229,7 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
             const float mul = store_column_scale<kHwCvt, true>(p, blk, scale_at, a);
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] *= mul;
-            code = encode8<kHwCvt>(v, p.quant.out);
+            code = encode8<kHwCvt>(v, p.quant);
         } else {
             const float s = store_column_scale<kHwCvt, false>(p, blk, scale_at, a);
             code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);
@@ -407,7 +408,8 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     uint2 codes[8];
     bool encoded = false;
     if constexpr (hardware_fp8<kHwCvt>()) {
-        if (!per_tensor && (p.quant.out == DType::E4M3FN || p.quant.out == DType::E5M2))  // (block-uniform)
+        // (block-uniform; a qmax override's saturation bound is applied by encode_columns)
+        if (!per_tensor && (p.quant.out == DType::E4M3FN || p.quant.out == DType::E5M2) && !has_saturation_bound(p.quant))
             encoded = mx ? encode_columns_hardware<true>(p, parked, amax, blk, codes)
                          : encode_columns_hardware<false>(p, parked, amax, blk, codes);
     }

@@ -154,7 +154,7 @@ struct Params {
     const float* scale_ub;
     int32_t group, col_block, group_log2, col_block_log2;  // powers of two
     bool rowwise, columnwise, col_transpose, stash;
-    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only, SiLU or SwiGLU-OAI
+    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only (no qmax override), SiLU or SwiGLU-OAI
     uint8_t* out;
     int64_t out_ld;
     uint8_t* scales;
@@ -441,6 +441,10 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     } else {
 #pragma unroll
         for (int k = 0; k < N; ++k) v[k] = v[k] / d.s;
+    }
+    if (has_saturation_bound(q)) {  // a qmax override bounds the codes (docs/spec.md §3.4); cvt knows the format's only
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[k] = saturate(v[k], q);
     }
     uint32_t code = 0;
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
@@ -1790,7 +1794,7 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.col_transpose = e.col_transpose;
     p.stash = c.quantize || c.d_out || c.c_out;
     p.lean = p.rowwise && !p.columnwise && !p.c_out && !p.d_out && p.rounding == Rounding::Fp32 &&
-             (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal &&
+             (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal && !has_saturation_bound(p.qp) &&
              (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
     // MoE units as segments (for_each_unit), where no columnwise block spans the groups of a tile
     bool segments = p.offsets && p.groups > 1 && !p.columnwise;
