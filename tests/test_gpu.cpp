@@ -1,4 +1,4 @@
-// GPU tests (SPEC §0): every CUDA variant the dispatcher can select writes exactly the bytes of the host
+// GPU tests (docs/spec.md §0): every CUDA variant the dispatcher can select writes exactly the bytes of the host
 // reference — values, scales and padding — on fresh random inputs with poisoned outputs. Built as its
 // own executable; with no CUDA device it prints "skipped" and exits 77, which CTest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -34,7 +34,7 @@ struct Case {
     int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
     int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
     int64_t scale_skew = 0;                    // bytes the scale pointer is offset by (4: not 16-byte aligned)
-    // MoE (SPEC §5) and columnwise outputs (SPEC §4): layout, experts, whether CONTIGUOUS slots have counts;
+    // MoE (docs/spec.md §5) and columnwise outputs (docs/spec.md §4): layout, experts, whether CONTIGUOUS slots have counts;
     // the outputs mask, the columnwise block and orientation.
     int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
     bool slot_counts = false;
@@ -392,7 +392,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         c.layout = per_tensor ? 0 : one({0, 1, 2});
         c.pow2 = mx ? 0 : one({0, 1});
         c.e8m0 = c.pow2 && (c.scheme == 2 || c.scheme == 3) ? one({0, 1}) : 0;
-        if (mx) {  // SPEC §3.3: fixed blocks and scale types; every layout of byte scales
+        if (mx) {  // docs/spec.md §3.3: fixed blocks and scale types; every layout of byte scales
             c.out = c.scheme == FQ_SCHEME_MXFP8 ? one({FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E5M2}) : FQ_TYPE_FP4_E2M1;
             c.layout = c.scheme == FQ_SCHEME_NVFP4 ? one({0, 1, 2, 3}) : one({0, 1, 2, 3, 4});
             c.mx_floor = c.scheme != FQ_SCHEME_NVFP4 && one({0, 1});

@@ -1,4 +1,4 @@
-// BLOCK_2D on the GPU (SPEC §0, §3.1): every CUDA variant that runs a BLOCK_2D problem writes exactly the
+// BLOCK_2D on the GPU (docs/spec.md §0, §3.1): every CUDA variant that runs a BLOCK_2D problem writes exactly the
 // host reference's bytes (values, scales, scale padding) on random inputs with NaN, Inf, huge and tiny
 // values, partial edge tiles, strided rows and poisoned outputs. Part of fq_gpu_tests (its main skips
 // with 77 when there is no GPU).

@@ -127,10 +127,10 @@ FQ_HD uint8_t mx_scale(float amax, const QuantParams& p) {
 // The element multiplier 2^(127-e), exact (the reciprocal of the power of two 2^(e-127)); NaN for 0xFF.
 FQ_HD float e8m0_reciprocal(uint8_t e) { return e == 0xFF ? bits_float(0x7FC00000u) : exp2i(127 - int(e)); }
 
-// NVFP4 tensor scale S_enc = 2688 / global_amax (448 * 6). It is 1 when global_amax is 0 or the quotient is
-// not finite (SPEC); it is also 1 when the quotient is 0 (global_amax = +Inf) or negative (a negative
-// "amax" from the caller): one rule, "1 unless the quotient is a positive finite float", which keeps every
-// block scale non-negative and finite (docs/spec.md §1: the E4M3 block scale has sign bit 0).
+// NVFP4 tensor scale S_enc = 2688 / global_amax (448 * 6), docs/spec.md §3.3: 1 unless the quotient is a
+// positive finite float (global_amax 0, negative, NaN, +Inf, or so small that the quotient overflows), as
+// TransformerEngine does; it keeps every block scale non-negative and finite (§1: the E4M3 block scale has
+// sign bit 0).
 FQ_HD float nvfp4_encode_scale(float global_amax) {
     const float q = 2688.0f / global_amax;
     return (q > 0.0f && q <= 3.402823466e38f) ? q : 1.0f;

@@ -1,4 +1,4 @@
-// Skeleton 4: the columnwise output (SPEC §4, docs/moe.md), and the rowwise one in the same pass.
+// Skeleton 4: the columnwise output (docs/spec.md §4, docs/moe.md), and the rowwise one in the same pass.
 //
 // A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
 // x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
@@ -127,7 +127,7 @@ struct ColumnBlock {
 
 // Where this thread stores column c's block scale: null unless it writes the block's scales and column c
 // exists. The columnwise scales are S[j, b] (a row per output column j): within a run of 8 rows starting at
-// a multiple of 8 every SPEC layout is affine in the row (ScaleStrides::row), so one offset and a step serve
+// a multiple of 8 every layout of docs/spec.md §4 is affine in the row (ScaleStrides::row), so one offset and a step serve
 // the 8 columns (eight full offsets cost the writer lanes ~54 instructions a column: docs/perf.md, session 14).
 __device__ __forceinline__ uint8_t* column_scale_slot(const ColumnBlock& blk, int c) {
     return blk.scale_writer && c < blk.valid ? blk.scale0 + c * blk.scale_step : nullptr;
