@@ -229,7 +229,8 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
             const float mul = store_column_scale<kHwCvt, true>(p, blk, scale_at, a);
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] *= mul;
-            code = encode8<kHwCvt>(v, p.quant);
+            saturate_in_place(v, p.quant);
+            code = encode8<kHwCvt>(v, p.quant.out);
         } else {
             const float s = store_column_scale<kHwCvt, false>(p, blk, scale_at, a);
             code = quantize8<kHwCvt>(v, a, divisor_of(s, p.quant), p.quant);

@@ -446,11 +446,11 @@ __device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType
 #endif
 }
 
-// kChunks x 8 values already divided by (or multiplied into) their scale, encoded with the format's own
-// saturation: per chunk, fp8 codes in 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, docs/spec.md
-// §1). One branch on the format for all chunks.
+// kChunks x 8 values already divided by (or multiplied into) their scale, encoded: per chunk, fp8 codes in
+// 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, docs/spec.md §1). One branch on the format for all
+// chunks.
 template <bool kHwCvt, int kChunks>
-__device__ __forceinline__ void encode_in_format(const float (&v)[kChunks][8], DType out, uint2 (&codes)[kChunks]) {
+__device__ __forceinline__ void encode(const float (&v)[kChunks][8], DType out, uint2 (&codes)[kChunks]) {
     if (out == DType::E2M1) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) {
@@ -470,27 +470,25 @@ __device__ __forceinline__ void encode_in_format(const float (&v)[kChunks][8], D
     }
 }
 
-// The same under the descriptor's saturation bound (encode_value, docs/spec.md §1, §3.4): with a qmax override,
-// the values are clamped to it first; without one (q.sat = +Inf, the common case) nothing is added.
-template <bool kHwCvt, int kChunks>
-__device__ __forceinline__ void encode(const float (&v)[kChunks][8], const QuantParams& q, uint2 (&codes)[kChunks]) {
-    if (has_saturation_bound(q)) {
-        float w[kChunks][8];
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) w[c][i] = saturate(v[c][i], q);
-        encode_in_format<kHwCvt>(w, q.out, codes);
-    } else {
-        encode_in_format<kHwCvt>(v, q.out, codes);
-    }
+template <bool kHwCvt>
+__device__ __forceinline__ uint2 encode8(const float (&v)[8], DType out) {
+    uint2 codes[1];
+    encode<kHwCvt, 1>(*reinterpret_cast<const float(*)[1][8]>(&v), out, codes);
+    return codes[0];
 }
 
-template <bool kHwCvt>
-__device__ __forceinline__ uint2 encode8(const float (&v)[8], const QuantParams& q) {
-    uint2 codes[1];
-    encode<kHwCvt, 1>(*reinterpret_cast<const float(*)[1][8]>(&v), q, codes);
-    return codes[0];
+// Values divided by their scale, clamped in place to the bound of a qmax override (saturate, docs/spec.md §1,
+// §3.4), which the encoders above do not know (they saturate at the format's own qmax); nothing without one.
+template <int kChunks>
+__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][8], const QuantParams& q) {
+    if (!has_saturation_bound(q)) return;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[c][i] = saturate(v[c][i], q);
+}
+__device__ __forceinline__ void saturate_in_place(float (&v)[8], const QuantParams& q) {
+    saturate_in_place<1>(*reinterpret_cast<float(*)[1][8]>(&v), q);
 }
 
 // kChunks x 8 outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
@@ -515,9 +513,10 @@ __device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, 
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] / d.s;
     }
+    saturate_in_place(v, q);
     // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
-    if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q, codes);
-    else encode<false>(v, q, codes);
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
+    else encode<false>(v, q.out, codes);
 }
 
 template <bool kHwCvt>
@@ -666,8 +665,9 @@ __device__ __forceinline__ uint8_t microscale_tile(const Params& p, int64_t m, c
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * mul;
+    saturate_in_place(v, p.quant);
     uint2 codes[kChunks];
-    encode<kHwCvt>(v, p.quant, codes);
+    encode<kHwCvt>(v, p.quant.out, codes);
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
         if (valid[c] > 0) store_codes<kVec>(p, m, j[c], codes[c], valid[c]);
