@@ -1,4 +1,4 @@
-// A model of fqScaleRepack written from SPEC §4 and the header's contract, independent of src/: where each
+// A model of fqScaleRepack written from docs/spec.md §4 and the header's contract, independent of src/: where each
 // layout stores S[m, k], how big a block is, and the bytes a repack must write. Host and GPU tests share it.
 #pragma once
 
@@ -29,7 +29,7 @@ inline const char* layout_name(int32_t l) {
 }
 inline const char* type_name(int32_t t) { return t == FQ_TYPE_FP32 ? "FP32" : t == FQ_TYPE_E8M0 ? "E8M0" : "E4M3"; }
 
-// Bytes of one block of M x K scales (SPEC §4, padding included).
+// Bytes of one block of M x K scales (docs/spec.md §4, padding included).
 inline int64_t block_bytes(int32_t layout, int32_t type, int64_t M, int64_t K) {
     const int64_t s = scale_size(type);
     switch (layout) {
@@ -41,7 +41,7 @@ inline int64_t block_bytes(int32_t layout, int32_t type, int64_t M, int64_t K) {
     }
 }
 
-// Byte offset of S[m, k] in one block (SPEC §4's formulas).
+// Byte offset of S[m, k] in one block (docs/spec.md §4's formulas).
 inline int64_t offset(int32_t layout, int32_t type, int64_t M, int64_t K, int64_t m, int64_t k) {
     const int64_t s = scale_size(type);
     switch (layout) {

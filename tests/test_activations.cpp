@@ -1,4 +1,4 @@
-// SPEC §2: each activation, evaluated in fp32 through the shared functions, against a float64
+// docs/spec.md §2: each activation, evaluated in fp32 through the shared functions, against a float64
 // evaluation of the same formula. Tolerances are a few fp32 ulp of the result plus a small absolute
 // term where the formula cancels (gelu near -4, where 1 + erf(x) loses digits in any fp32 evaluation).
 #include <doctest/doctest.h>
@@ -73,7 +73,7 @@ TEST_CASE("swiglu_oai clamps gate above and up on both sides, then matches float
     check_close(swiglu_oai(20.0f, 3.0f, no_clamp), 20.0 / (1 + std::exp(-20.0)) * 3.0, 8e-7, 0);
 }
 
-TEST_CASE("gated rounding modes round the intermediates to the input type as SPEC §2 says") {
+TEST_CASE("gated rounding modes round the intermediates to the input type as docs/spec.md §2 says") {
     const SwigluParams p;
     const float g = 1.3f, u = 0.77f;
     const float fp32 = activate_gated(Act::Silu, g, u, Rounding::Fp32, InType::Bf16, p);
@@ -85,7 +85,7 @@ TEST_CASE("gated rounding modes round the intermediates to the input type as SPE
     CHECK(both == fp16_to_float(float_to_fp16(sg * u)));
 }
 
-TEST_CASE("gate layouts find gate and up where SPEC §2 puts them") {
+TEST_CASE("gate layouts find gate and up where docs/spec.md §2 puts them") {
     // split, gate first: [g | u]
     CHECK(gate_columns(GateLayout::Split, GateOrder::GateFirst, 8, 32, 3).gate == 3);
     CHECK(gate_columns(GateLayout::Split, GateOrder::GateFirst, 8, 32, 3).up == 11);

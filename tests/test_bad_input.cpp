@@ -139,7 +139,7 @@ struct World {
     World& operator=(const World&) = delete;
 
     // The valid problem's GROUP_SIZE 32 is PER_GROUP's: a case that switches to another scheme unsets it, unless
-    // the case set GROUP_SIZE itself (SPEC §3.4 refuses it elsewhere).
+    // the case set GROUP_SIZE itself (docs/spec.md §3.4 refuses it elsewhere).
     void set(int32_t attr, int32_t v) {
         REQUIRE(fqQuantDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS);
         if (attr == FQ_QUANT_DESC_GROUP_SIZE) world_group = false;
@@ -379,7 +379,7 @@ std::vector<int64_t> outside(const AttrSpec& a) {
     return {v.begin(), v.end()};
 }
 
-// Float values each float attribute refuses (SPEC: finite; QMAX, MIN_SCALE >= 0; LIMIT > 0 or +inf).
+// Float values each float attribute refuses (docs/spec.md §3.4: finite; QMAX, MIN_SCALE >= 0; LIMIT > 0 or +inf).
 std::vector<float> refused_floats(int32_t id) {
     std::vector<float> v = {NAN, -NAN, -INFINITY};
     if (id != FQ_QUANT_DESC_SWIGLU_LIMIT) v.push_back(INFINITY);
@@ -738,7 +738,7 @@ std::vector<Combo> combos() {
         {"qmax above INT8's 127", INVALID, "FQ_QUANT_DESC_QMAX",
          [](World& w) { w.output_type(FQ_TYPE_INT8); w.setf(FQ_QUANT_DESC_QMAX, 128.0f); }},
         {"qmax FLT_MAX", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) { w.setf(FQ_QUANT_DESC_QMAX, FLT_MAX); }},
-        // Knobs of other schemes (SPEC §3.3): refused rather than silently ignored.
+        // Knobs of other schemes (docs/spec.md §3.3): refused rather than silently ignored.
         {"FLOOR scale rule for PER_GROUP", INVALID, "FQ_QUANT_DESC_MX_SCALE_RULE",
          [](World& w) { w.set(FQ_QUANT_DESC_MX_SCALE_RULE, FQ_MX_SCALE_RULE_FLOOR); }},
         {"global amax for PER_GROUP", INVALID, "FQ_QUANT_DESC_GLOBAL_AMAX_POINTER",
@@ -755,7 +755,7 @@ std::vector<Combo> combos() {
         {"qmax for NVFP4", INVALID, "FQ_QUANT_DESC_QMAX", [](World& w) {
              w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_NVFP4); w.output_type(FQ_TYPE_FP4_E2M1);
              w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_FP8_E4M3FN); w.setf(FQ_QUANT_DESC_QMAX, 4.0f); }},
-        // Attributes a scheme does not use (SPEC §3.4): refused unless they hold the scheme's own value, whichever
+        // Attributes a scheme does not use (docs/spec.md §3.4): refused unless they hold the scheme's own value, whichever
         // order they are set in, alone or beside another refused knob.
         {"GROUP_SIZE 128 set under MXFP8 (its groups are 32)", INVALID, "FQ_QUANT_DESC_GROUP_SIZE", [](World& w) {
              w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_MXFP8); w.set(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
@@ -796,7 +796,7 @@ std::vector<Combo> combos() {
          [](World& w) { w.set(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_TENSOR_STATIC); }, true},
         {"output type differs from the output layout's", INVALID, "outputLayout",
          [](World& w) { w.set(FQ_QUANT_DESC_OUTPUT_TYPE, FQ_TYPE_FP8_E5M2); }, true},
-        // MoE (SPEC §5): what needs no pointer is refused by the queries too.
+        // MoE (docs/spec.md §5): what needs no pointer is refused by the queries too.
         {"CONTIGUOUS MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
          [](World& w) { w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); }},
         {"MASKED MoE layout with 0 experts", INVALID, "FQ_QUANT_DESC_MOE_NUM_EXPERTS",
@@ -817,7 +817,7 @@ std::vector<Combo> combos() {
              w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); }, true},
         {"MASKED MoE layout without counts", NULLP, "FQ_QUANT_DESC_MOE_COUNTS_POINTER", [](World& w) {
              w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2); }, true},
-        // Columnwise output (SPEC §4).
+        // Columnwise output (docs/spec.md §4).
         {"columnwise output without its values pointer", NULLP, "FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", [](World& w) {
              w.set(FQ_QUANT_DESC_OUTPUTS, FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE);
              w.setp(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, w.col_scales.p()); }, true},
@@ -1133,7 +1133,7 @@ void quantize_cases(Cases& c) {
         REQUIRE(fqHandleSetAttribute(w.h, FQ_HANDLE_VARIANT, &v, 4) == FQ_STATUS_SUCCESS);
         w.unsupported_on_host();
     });
-    // MoE and columnwise pointers (SPEC §5, §4).
+    // MoE and columnwise pointers (docs/spec.md §5, §4).
     const Setup contiguous = [](World& w) {
         w.set(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS); w.set(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 2);
         w.setp(FQ_QUANT_DESC_MOE_OFFSETS_POINTER, w.offsets);
@@ -1799,7 +1799,7 @@ TEST_CASE("bad input: the matrix covers every argument of every entry point of t
     MESSAGE("bad-input matrix: ", all_cases().size(), " cases over ", per_function.size(), " entry points", summary);
 }
 
-// ---- Zero rows and absurd widths (SPEC §6) ---------------------------------------------------------------
+// ---- Zero rows and absurd widths (docs/spec.md §6) ---------------------------------------------------------------
 
 namespace {
 

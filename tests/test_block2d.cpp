@@ -1,4 +1,4 @@
-// BLOCK_2D (SPEC §3.1, §3.2, §4): one fp32 scale per 128x128 tile, amax over the tile's valid elements,
+// BLOCK_2D (docs/spec.md §3.1, §3.2, §4): one fp32 scale per 128x128 tile, amax over the tile's valid elements,
 // scale grid [ceil(M/128), ceil(K/128)] in the descriptor's layout. Host backend, through the public API.
 #include <cfloat>
 #include <cmath>

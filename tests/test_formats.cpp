@@ -1,4 +1,4 @@
-// SPEC §1: every code of each 8-bit type decodes to its published value, and the encoder rounds to
+// docs/spec.md §1: every code of each 8-bit type decodes to its published value, and the encoder rounds to
 // nearest-even, saturates and writes NaN as the hardware does. The expected values are computed here
 // from the formats' published definitions (OCP FP8 v1.0, AMD fnuz), independently of src/common.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// GPU tests (SPEC §0): every CUDA variant the dispatcher can select writes exactly the bytes of the host
+// GPU tests (docs/spec.md §0): every CUDA variant the dispatcher can select writes exactly the bytes of the host
 // reference — values, scales and padding — on fresh random inputs with poisoned outputs. Built as its
 // own executable; with no CUDA device it prints "skipped" and exits 77, which CTest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -34,29 +34,43 @@ struct Case {
     int64_t rows = 7, cols = 256, in_pad = 0;  // in_pad: extra elements per input row (strided rows)
     int64_t misalign = 0;                      // elements the input pointer is offset by (breaks 16B alignment)
     int64_t scale_skew = 0;                    // bytes the scale pointer is offset by (4: not 16-byte aligned)
-    // MoE (SPEC §5) and columnwise outputs (SPEC §4): layout, experts, whether CONTIGUOUS slots have counts;
+    // MoE (docs/spec.md §5) and columnwise outputs (docs/spec.md §4): layout, experts, whether CONTIGUOUS slots have counts;
     // the outputs mask, the columnwise block and orientation.
     int32_t moe = FQ_MOE_LAYOUT_NONE, experts = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
     bool slot_counts = false;
     bool every_gate = false;  // the gates run through all 65536 bit patterns (split, interleaved, not gated)
     int32_t swiglu = 0;       // SwiGLU-OAI's alpha, beta, limit: kSwiglu[swiglu] (0: the defaults)
+    bool extremes = false;    // every 13th input an extreme value (kExtremes: -Inf gates, -3.39e38, NaNs, ...)
+    float qmax_value = 0.0f;  // the QMAX set when qmax is (0: 200, int8 100)
+    int32_t global_special = 0;  // NVFP4 global amax kGlobalSpecial[global_special - 1] (S_enc = 1) when > 0
 
     std::string describe() const {
         char b[400];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d scheme=%d G=%d out=%d layout=%d pow2=%d e8m0=%d "
                       "floor=%d global=%d apply=%d in=%d ub=%d prob=%d qmax=%d min=%d rows=%lld cols=%lld pad=%lld mis=%lld skew=%lld "
-                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d swiglu=%d",
+                      "moe=%d E=%d slots=%d outputs=%d Bc=%d T=%d every_gate=%d swiglu=%d extremes=%d qmax_value=%g "
+                      "global_special=%d",
                       act, gate, order, block, rounding, scheme, group, out, layout, pow2, e8m0, mx_floor, global_amax,
                       apply, in_type, ub,
                       prob, qmax, min_scale, (long long)rows, (long long)cols, (long long)in_pad, (long long)misalign, (long long)scale_skew,
-                      moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate), swiglu);
+                      moe, experts, int(slot_counts), outputs, col_block, transpose, int(every_gate), swiglu,
+                      int(extremes), double(qmax_value), global_special);
         return b;
     }
 };
 
+// The extreme inputs of docs/spec.md §1 and §2, as bf16 and fp16 bits: -Inf, the most negative finite value
+// (bf16 -3.39e38: exp overflows, silu and the SwiGLU-OAI gate factor are -0), NaNs of both signs and two
+// payloads, +Inf, the largest finite value.
+constexpr uint16_t kExtremesBf16[] = {0xFF80, 0xFF7F, 0x7FC0, 0xFFC0, 0x7F81, 0xFFFF, 0x7F80, 0x7F7F};
+constexpr uint16_t kExtremesFp16[] = {0xFC00, 0xFBFF, 0x7E00, 0xFE00, 0x7C01, 0xFFFF, 0x7C00, 0x7BFF};
+
+// NVFP4 global amax values whose quotient 2688 / amax is not a positive finite float: S_enc = 1 (§3.3).
+constexpr float kGlobalSpecial[] = {0.0f, -1.0f, INFINITY, NAN, 1e-38f};
+
 // Random inputs that exercise the edges: mostly normal values, plus zero rows, NaN, Inf, values past
-// every format's qmax, tiny values.
+// every format's qmax, tiny values; with c.extremes, every 13th input one of kExtremes.
 std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_cols, int64_t ld) {
     std::normal_distribution<float> normal(0.0f, 2.0f);
     std::uniform_int_distribution<int> pick(0, 999);
@@ -71,7 +85,9 @@ std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_
             else if (r < 12) x *= 3e4f;
             else if (r < 20) x *= 1e-6f;
             if (m == zero_row) x = 0.0f;
-            const uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
+            uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
+            const int64_t k = m * in_cols + j;
+            if (c.extremes && k % 13 == 0) bits = (c.in_type == FQ_TYPE_BF16 ? kExtremesBf16 : kExtremesFp16)[(k / 13) % 8];
             v[size_t(c.misalign + m * ld + j)] = bits;
         }
     if (c.every_gate) {  // gate of output (m, j) = pattern m * cols + j (mod 2^16): every table entry and miss
@@ -116,7 +132,7 @@ void configure(Desc& d, const Case& c, const Pointers& ptr) {
     if (c.e8m0) d.i32(FQ_QUANT_DESC_SCALE_TYPE, FQ_TYPE_E8M0);
     if (c.ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, ub);
     if (c.prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, prob);
-    if (c.qmax) d.f32(FQ_QUANT_DESC_QMAX, c.out == FQ_TYPE_INT8 ? 100.0f : 200.0f);
+    if (c.qmax) d.f32(FQ_QUANT_DESC_QMAX, c.qmax_value > 0.0f ? c.qmax_value : c.out == FQ_TYPE_INT8 ? 100.0f : 200.0f);
     if (c.min_scale) d.f32(FQ_QUANT_DESC_MIN_SCALE, 1e-3f);
     if (c.scheme == FQ_SCHEME_PER_TENSOR_STATIC) d.ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale);
     if (c.moe != FQ_MOE_LAYOUT_NONE) {
@@ -192,7 +208,8 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
     std::vector<float> static_h(n_experts), global_h(n_experts);
     for (size_t e = 0; e < n_experts; ++e) {
         static_h[e] = 0.125f * float(e + 1);
-        global_h[e] = (c.rows + int64_t(e)) % 2 ? 37.5f * float(e + 1) : 0.0f;
+        global_h[e] = c.global_special > 0                 ? kGlobalSpecial[c.global_special - 1]
+                      : (c.rows + int64_t(e)) % 2 ? 37.5f * float(e + 1) : 0.0f;
     }
     const float ub_h = 0.05f;
     std::vector<int32_t> offsets, counts;
@@ -358,6 +375,46 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 40; c.cols = 1024; c.rounding = 1; cases.push_back(c); }
     { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 8; c.rows = 400; c.cols = 2048; c.slot_counts = true; cases.push_back(c); }
 
+    // docs/spec.md's edges (issue 45): extreme gates (-Inf, -3.39e38 / -65504), NaNs of both signs, a qmax override
+    // as the saturation bound, NVFP4 global amaxes that give S_enc = 1; every variant against the host.
+    for (int32_t act : {FQ_ACTIVATION_SILU, FQ_ACTIVATION_SWIGLU_OAI, FQ_ACTIVATION_IDENTITY})
+        for (int32_t in_type : {FQ_TYPE_BF16, FQ_TYPE_FP16}) {
+            Case base;
+            base.act = act, base.in_type = in_type, base.extremes = true, base.rows = 33, base.cols = 256;
+            base.gate = act == FQ_ACTIVATION_IDENTITY ? FQ_GATE_LAYOUT_NONE : FQ_GATE_LAYOUT_SPLIT;
+            { Case c = base; c.group = 32; cases.push_back(c); }
+            { Case c = base; c.gate = act == FQ_ACTIVATION_IDENTITY ? c.gate : FQ_GATE_LAYOUT_INTERLEAVED; c.scheme = FQ_SCHEME_PER_TOKEN;
+              c.out = FQ_TYPE_FP8_E5M2; cases.push_back(c); }
+            { Case c = base; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.out = FQ_TYPE_INT8; cases.push_back(c); }
+            { Case c = base; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+            { Case c = base; c.scheme = FQ_SCHEME_NVFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4;
+              cases.push_back(c); }
+            { Case c = base; c.group = 32; c.outputs = 3; c.col_block = 32; c.rows = 64; cases.push_back(c); }
+            { Case c = base; c.rounding = 2; c.group = 64; c.prob = true; cases.push_back(c); }
+        }
+    {
+        Case q;  // qmax overrides: static scales of 0.125 push |y / s| past every bound
+        q.extremes = true, q.qmax = true, q.rows = 33, q.cols = 256;
+        { Case c = q; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; c.out = FQ_TYPE_FP8_E4M3FNUZ; c.qmax_value = 224.0f; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; c.qmax_value = 200.0f; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; c.out = FQ_TYPE_FP8_E5M2; c.qmax_value = 50000.0f; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; c.out = FQ_TYPE_INT8; c.qmax_value = 100.4f; cases.push_back(c); }
+        { Case c = q; c.group = 32; c.ub = true; cases.push_back(c); }
+        { Case c = q; c.group = 32; c.ub = true; c.outputs = 3; c.col_block = 32; c.rows = 64; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_PER_TENSOR_STATIC; c.outputs = 3; c.col_block = 128; c.rows = 130; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.qmax_value = 202.0f; cases.push_back(c); }
+        { Case c = q; c.scheme = FQ_SCHEME_MXFP4; c.out = FQ_TYPE_FP4_E2M1; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; c.qmax_value = 5.0f;
+          cases.push_back(c); }
+    }
+    for (int32_t g = 1; g <= 5; ++g) {
+        Case c;
+        c.scheme = FQ_SCHEME_NVFP4, c.out = FQ_TYPE_FP4_E2M1, c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4, c.global_amax = 1;
+        c.global_special = g, c.rows = 33, c.cols = 96, c.extremes = g == 1;
+        cases.push_back(c);
+        c.outputs = 3, c.rows = 34;  // columnwise: an even run of rows for fp4
+        cases.push_back(c);
+    }
+
     // sm90.group.lut: every bf16 gate through its table (and its misses) for each activation with a table,
     // rounding mode and gate arrangement (64 rows x 1024 outputs = 2^16 gates).
     for (int32_t act : {FQ_ACTIVATION_SILU, FQ_ACTIVATION_GELU_ERF, FQ_ACTIVATION_GELU_TANH, FQ_ACTIVATION_SWIGLU_OAI})
@@ -393,7 +450,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         c.layout = per_tensor ? 0 : one({0, 1, 2});
         c.pow2 = mx ? 0 : one({0, 1});
         c.e8m0 = c.pow2 && (c.scheme == 2 || c.scheme == 3) ? one({0, 1}) : 0;
-        if (mx) {  // SPEC §3.3: fixed blocks and scale types; every layout of byte scales
+        if (mx) {  // docs/spec.md §3.3: fixed blocks and scale types; every layout of byte scales
             c.out = c.scheme == FQ_SCHEME_MXFP8 ? one({FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP8_E5M2}) : FQ_TYPE_FP4_E2M1;
             c.layout = c.scheme == FQ_SCHEME_NVFP4 ? one({0, 1, 2, 3}) : one({0, 1, 2, 3, 4});
             c.mx_floor = c.scheme != FQ_SCHEME_NVFP4 && one({0, 1});

@@ -1,4 +1,4 @@
-// BLOCK_2D on the GPU (SPEC §0, §3.1): every CUDA variant that runs a BLOCK_2D problem writes exactly the
+// BLOCK_2D on the GPU (docs/spec.md §0, §3.1): every CUDA variant that runs a BLOCK_2D problem writes exactly the
 // host reference's bytes (values, scales, scale padding) on random inputs with NaN, Inf, huge and tiny
 // values, partial edge tiles, strided rows and poisoned outputs. Part of fq_gpu_tests (its main skips
 // with 77 when there is no GPU).
@@ -22,12 +22,14 @@ struct Block2dCase {
     int32_t layout = FQ_SCALE_LAYOUT_COL_MAJOR, out = FQ_TYPE_FP8_E4M3FN, pow2 = 0, apply = 0;
     int32_t act = FQ_ACTIVATION_IDENTITY, gate = FQ_GATE_LAYOUT_NONE, in_type = FQ_TYPE_BF16;
     bool prob = false, ub = false;
+    float qmax = 0.0f;  // FQ_QUANT_DESC_QMAX when > 0: also the saturation bound (docs/spec.md §3.4)
 
     std::string describe() const {
         return "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + " pad=" + std::to_string(in_pad) +
                " layout=" + std::to_string(layout) + " out=" + std::to_string(out) + " pow2=" + std::to_string(pow2) +
                " apply=" + std::to_string(apply) + " act=" + std::to_string(act) + " gate=" + std::to_string(gate) +
-               " in=" + std::to_string(in_type) + " prob=" + std::to_string(prob) + " ub=" + std::to_string(ub);
+               " in=" + std::to_string(in_type) + " prob=" + std::to_string(prob) + " ub=" + std::to_string(ub) +
+               " qmax=" + std::to_string(qmax);
     }
 };
 
@@ -54,6 +56,7 @@ void configure(Desc& d, const Block2dCase& c, const float* prob, const float* ub
         .i32(FQ_QUANT_DESC_GATE_LAYOUT, c.gate);
     if (c.prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, prob);
     if (c.ub) d.ptr(FQ_QUANT_DESC_SCALE_UB_POINTER, ub);
+    if (c.qmax > 0.0f) d.f32(FQ_QUANT_DESC_QMAX, c.qmax);
 }
 
 // Returns the number of variant runs compared.
@@ -132,6 +135,11 @@ TEST_CASE("BLOCK_2D on CUDA writes the host reference's bytes: partial tiles, Na
             c.layout = layout;
             cases.push_back(c);
         }
+    {  // a qmax override with a scale upper bound: values saturate at the override's bound
+        Block2dCase c{130, 200};
+        c.ub = true, c.qmax = 200.0f;
+        cases.push_back(c);
+    }
     auto one = [&](std::initializer_list<int32_t> xs) {
         std::vector<int32_t> v(xs);
         return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
@@ -148,6 +156,7 @@ TEST_CASE("BLOCK_2D on CUDA writes the host reference's bytes: partial tiles, Na
         c.in_pad = one({0, 0, 3, 8});
         c.prob = one({0, 1});
         c.ub = c.out != FQ_TYPE_INT8 && one({0, 0, 1});
+        if (one({0, 0, 1})) c.qmax = c.out == FQ_TYPE_INT8 ? 100.4f : c.out == FQ_TYPE_FP8_E4M3FNUZ ? 224.0f : 200.0f;
         cases.push_back(c);
     }
     int runs = 0;

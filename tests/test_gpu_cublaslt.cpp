@@ -1,4 +1,4 @@
-// The layout contract with a real consumer (SPEC §4): cuBLASLt runs an FP8 GEMM whose VEC128_32F scales are
+// The layout contract with a real consumer (docs/spec.md §4): cuBLASLt runs an FP8 GEMM whose VEC128_32F scales are
 // fq's PER_GROUP-128 COL_MAJOR scales (COL_MAJOR_TMA when the row count is not a multiple of 4) and whose
 // BLK128x128_32F scales are fq's BLOCK_2D ROW_MAJOR scales (rows re-strided to a multiple of 4 k-blocks when
 // ceil(K/128) is not one; examples/cublaslt_fp8_gemm.h), and the result must equal a GEMM of the operands
@@ -298,7 +298,7 @@ void check_layouts(bool weight_is_a) {
         const int32_t layout = s.m % 4 == 0 ? FQ_SCALE_LAYOUT_COL_MAJOR : FQ_SCALE_LAYOUT_COL_MAJOR_TMA;
         const double err = gemm_error(gpu.h, s.m, s.n, s.k, layout, weight_is_a, rng, true);
         if (err < 0) {
-            // Hopper is where SPEC §4 measured it: there a missing algorithm is a failure, elsewhere a skip.
+            // Hopper is where docs/spec.md §4 measured it: there a missing algorithm is a failure, elsewhere a skip.
             CHECK_MESSAGE((g_arch != 90 || !s.must_run), "cuBLASLt refused a block-scaled FP8 GEMM on sm_90");
             continue;
         }
@@ -329,7 +329,7 @@ TEST_CASE("negative control: ROW_MAJOR activation scales read as VEC128_32F give
     CHECK(err > 0.1);
 }
 
-// The weight's side: BLOCK_2D scales fq wrote COL_MAJOR (kb * ceil(n/128) + nb, what this test and SPEC §4 first
+// The weight's side: BLOCK_2D scales fq wrote COL_MAJOR (kb * ceil(n/128) + nb, what this test and docs/spec.md §4 first
 // assumed BLK128x128_32F reads), with the right activation scales, give a large error too. ceil(n/128) = 3 and
 // ceil(k/128) = 4, so the two orders differ.
 TEST_CASE("negative control: BLOCK_2D COL_MAJOR weight scales read as BLK128x128_32F give a large error") {

@@ -316,6 +316,7 @@ struct Variant {
     int32_t scheme = FQ_SCHEME_PER_GROUP, group = 128, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA;
     int32_t pow2 = 0, outputs = FQ_OUTPUT_ROWWISE, col_block = 32, transpose = 0;
     bool prob = false, quantize = true, c = false, d = false;
+    float qmax = 0.0f;  // FQ_QUANT_DESC_QMAX when > 0: also the codes' saturation bound (docs/spec.md §3.4)
 
     bool rowwise() const { return quantize && (outputs & FQ_OUTPUT_ROWWISE); }
     bool columnwise() const { return quantize && (outputs & FQ_OUTPUT_COLUMNWISE); }
@@ -329,9 +330,9 @@ struct Variant {
         char b[320];
         std::snprintf(b, sizeof b,
                       "act=%d gate=%d order=%d block=%d round=%d swiglu=%d scheme=%d G=%d out=%d layout=%d pow2=%d "
-                      "quantize=%d outputs=%d Bc=%d T=%d prob=%d C=%d D=%d",
+                      "quantize=%d outputs=%d Bc=%d T=%d prob=%d C=%d D=%d qmax=%g",
                       act, gate, order, block, rounding, swiglu, scheme, group, out, layout, pow2, int(quantize), outputs,
-                      col_block, transpose, int(prob), int(c), int(d));
+                      col_block, transpose, int(prob), int(c), int(d), double(qmax));
         return b;
     }
 };
@@ -394,6 +395,7 @@ void configure_epilogue(Desc& d, const Variant& v, const float* prob, void* col_
         d.f32(FQ_QUANT_DESC_SWIGLU_ALPHA, kSwiglu[v.swiglu][0]).f32(FQ_QUANT_DESC_SWIGLU_BETA, kSwiglu[v.swiglu][1])
             .f32(FQ_QUANT_DESC_SWIGLU_LIMIT, kSwiglu[v.swiglu][2]);
     if (v.prob && prob) d.ptr(FQ_QUANT_DESC_ROW_PROB_POINTER, prob);
+    if (v.qmax > 0.0f) d.f32(FQ_QUANT_DESC_QMAX, v.qmax);
     if (v.columnwise()) {
         d.i32(FQ_QUANT_DESC_OUTPUTS, v.outputs).i32(FQ_QUANT_DESC_COLUMNWISE_BLOCK, v.col_block)
             .i32(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, v.transpose);
@@ -778,6 +780,16 @@ TEST_CASE("random grouped GEMMs: C within the tolerance of the fp64 reference, D
         // The kernel's lean epilogue (rowwise fp8 codes alone, SiLU or SwiGLU-OAI, fp32 rounding): every problem,
         // with the rest random, so its values take the fast path or fall back to the general one.
         variants.push_back(lean_variant(rng, p, i % 2 ? FQ_ACTIVATION_SWIGLU_OAI : FQ_ACTIVATION_SILU));
+        // A qmax override bounds the codes (docs/spec.md §3.4), which the lean epilogue's hardware conversion does
+        // not know: a group's amax lands on qmax, and 202 (e4m3) rounds to 208, 53500 (e5m2) to 57344, past it.
+        if (i % 3 == 0) {
+            Variant v = lean_variant(rng, p, FQ_ACTIVATION_SILU);
+            v.qmax = v.out == FQ_TYPE_FP8_E4M3FN ? 202.0f : 53500.0f;
+            variants.push_back(v);
+            Variant w = random_variant(rng, p);
+            w.qmax = w.out == FQ_TYPE_INT8 ? 100.4f : 202.0f;
+            variants.push_back(w);
+        }
         for (const Variant& v : variants) {
             run_and_check(gpu.h, p, dp, v, &base_c, st);
             const char* gates[] = {"none", "split", "interleaved", "block"};

@@ -1,4 +1,4 @@
-// Device arithmetic against the host (SPEC §0): the portable exp / erf / tanh give the same bits when
+// Device arithmetic against the host (docs/spec.md §0): the portable exp / erf / tanh give the same bits when
 // compiled by nvcc and run on the GPU as on the host, and the kernels' fast SiLU and SwiGLU-OAI gate equal
 // fq::silu and fq::swiglu_gate (IEEE division) for every bf16 and fp16 input they claim. Part of fq_gpu_tests (skipped without a GPU).
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// fqScaleRepack on CUDA (SPEC §0): the kernel writes exactly the host backend's bytes — scales, layout
+// fqScaleRepack on CUDA (docs/spec.md §0): the kernel writes exactly the host backend's bytes — scales, layout
 // padding, rows of no batch — for every layout pair x scale type x batching, from random source bytes into
 // poisoned destinations whose neighbours are checked; row offsets on the device (empty experts included);
 // graph capture replayed with new scales and new offsets; offsets past 2^31 bytes. Part of fq_gpu_tests,

@@ -1,6 +1,6 @@
-// MXFP8, MXFP4 and NVFP4 (SPEC §3.3) through the public API on the host backend: hand-computed blocks,
-// the E8M0 rules' edge cases, the byte-scale layouts of SPEC §4 read back by formulas written here (not
-// scale_layout.h's), FP4 packing (SPEC §1), partial blocks (SPEC §6), and a round-trip bound.
+// MXFP8, MXFP4 and NVFP4 (docs/spec.md §3.3) through the public API on the host backend: hand-computed blocks,
+// the E8M0 rules' edge cases, the byte-scale layouts of docs/spec.md §4 read back by formulas written here (not
+// scale_layout.h's), FP4 packing (docs/spec.md §1), partial blocks (docs/spec.md §6), and a round-trip bound.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -57,7 +57,7 @@ double e2m1_value(uint8_t code) {
 
 }  // namespace
 
-// ---- The E8M0 rules (SPEC §3.3) on their own ------------------------------------------------------
+// ---- The E8M0 rules (docs/spec.md §3.3) on their own ------------------------------------------------------
 
 TEST_CASE("e8m0_roundup: exponent + (mantissa != 0); NaN 0xFF, Inf 0xFE, 0 and subnormals <= 2^-127 0x00, saturation") {
     CHECK(fq::e8m0_roundup(1.0f) == 127);
@@ -247,7 +247,7 @@ TEST_CASE("NVFP4 S_enc is 1 when the global amax is 0, +Inf, NaN, negative, or t
     CHECK(a.out == std::vector<uint8_t>(16, 0));
 }
 
-// ---- Partial last blocks (SPEC §6) -----------------------------------------------------------------------
+// ---- Partial last blocks (docs/spec.md §6) -----------------------------------------------------------------------
 
 TEST_CASE("a partial last block takes the amax of its valid elements (MXFP8 40 = 32 + 8, MXFP4, NVFP4 24 = 16 + 8)") {
     std::vector<float> x(40, 100.0f);
@@ -273,7 +273,7 @@ TEST_CASE("a partial last block takes the amax of its valid elements (MXFP8 40 =
     CHECK(n.out[11] == 0x77);                             // 2 x 6/2 = 6
 }
 
-// ---- Scale layouts of byte scales (SPEC §4) ---------------------------------------------------------------
+// ---- Scale layouts of byte scales (docs/spec.md §4) ---------------------------------------------------------------
 
 namespace {
 
@@ -359,7 +359,7 @@ TEST_CASE("byte scales column-major: COL_MAJOR ld = M, COL_MAJOR_TMA ld = round_
 
 // ---- Activation before quantization, and the round trip ----------------------------------------------
 
-TEST_CASE("MX quantizes y after the activation, gate layout, rounding and row probability (SPEC §2)") {
+TEST_CASE("MX quantizes y after the activation, gate layout, rounding and row probability (docs/spec.md §2)") {
     const int64_t M = 3, H = 64;
     std::vector<float> x(size_t(M * 2 * H));
     for (size_t i = 0; i < x.size(); ++i) x[i] = 3.0f * std::sin(0.37f * float(i) + 1.0f);
@@ -461,7 +461,7 @@ TEST_CASE("round trip: q decodes to the float64 activation / scale within half a
     }
 }
 
-// ---- Validation of the microscaling attributes (SPEC §6) --------------------------------------------------
+// ---- Validation of the microscaling attributes (docs/spec.md §6) --------------------------------------------------
 
 namespace {
 

@@ -1,4 +1,4 @@
-// MoE layouts (SPEC §5) and columnwise outputs (SPEC §4) through the public API on the host backend:
+// MoE layouts (docs/spec.md §5) and columnwise outputs (docs/spec.md §4) through the public API on the host backend:
 // hand-computed small cases for each rule of docs/moe.md, then invariants on random inputs over every
 // scheme and scale layout: MASKED expert e equals a plain call on its valid rows, CONTIGUOUS equals
 // per-expert plain calls, rows nobody owns keep their poison bytes, columnwise equals rowwise of the

@@ -1,4 +1,4 @@
-// Hand-computed quantization cases through the public API on the host backend (SPEC §3, §4, §6).
+// Hand-computed quantization cases through the public API on the host backend (docs/spec.md §3, §4, §6).
 #include <cfloat>
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // fqScaleRepack and fqGetScaleRepackSize on the host backend: every layout pair x scale type x batching
-// against repack_model.h (SPEC §4 written out independently of src/), with random source bytes (padding
+// against repack_model.h (docs/spec.md §4 written out independently of src/), with random source bytes (padding
 // included), poisoned destinations and guard bytes; round trips; row offsets with empty experts and
 // garbage; and the two Blackwell/DeepGEMM layouts of real fqQuantize outputs read back through index
 // formulas of their own: SWIZZLED_128X4 through cuDNN's / CUTLASS's 6-D view, PACKED_UE8M0 as int32 words.

@@ -3,7 +3,8 @@
  *
  * One read of a bf16/fp16 activation, one write of its FP8 / INT8 / MX / NVFP4 quantization, with the
  * scale factors written directly in the layout the consuming GEMM reads. The numerics every backend
- * follows, bit for bit, are specified in SPEC.md; section numbers below ("SPEC §3.2") point there.
+ * follows, bit for bit, are specified in docs/spec.md (installed with this header under share/doc), which
+ * the comments below cite by section ("docs/spec.md §3.2").
  *
  * Usage, in the manner of cuBLASLt:
  *
@@ -116,7 +117,7 @@ enum fqBackend {
     FQ_BACKEND_CUDA = 1  /**< a CUDA device; pointers are device memory, execution is stream-ordered */
 };
 
-/** Activation applied before quantization (SPEC §2). */
+/** Activation applied before quantization (docs/spec.md §2). */
 enum fqActivation {
     FQ_ACTIVATION_IDENTITY = 0,     /**< y = x (plain quantization) */
     FQ_ACTIVATION_SILU = 1,         /**< x / (1 + exp(-x)) */
@@ -127,7 +128,7 @@ enum fqActivation {
     FQ_ACTIVATION_SWIGLU_OAI = 6    /**< gated only: min(g,limit) * sigmoid(alpha g') * (clamp(u,+-limit) + beta) */
 };
 
-/** How a gated input row of width 2H holds gate g and up u (SPEC §2). */
+/** How a gated input row of width 2H holds gate g and up u (docs/spec.md §2). */
 enum fqGateLayout {
     FQ_GATE_LAYOUT_NONE = 0,             /**< not gated: input width = output width */
     FQ_GATE_LAYOUT_SPLIT = 1,            /**< [gate(H) | up(H)] (or [up | gate], see GATE_ORDER) */
@@ -140,14 +141,14 @@ enum fqGateOrder {
     FQ_GATE_ORDER_UP_FIRST = 1
 };
 
-/** Rounding of the activation's intermediates, for bit-compatibility with unfused chains (SPEC §2). */
+/** Rounding of the activation's intermediates, for bit-compatibility with unfused chains (docs/spec.md §2). */
 enum fqIntermediateRounding {
     FQ_ROUNDING_FP32 = 0,          /**< no rounding (fused kernels) */
     FQ_ROUNDING_ROUND_PRODUCT = 1, /**< y rounded to the input type once (TransformerEngine) */
     FQ_ROUNDING_ROUND_BOTH = 2     /**< act(g) rounded, then the product rounded (PyTorch eager) */
 };
 
-/** Quantization scheme (SPEC §3.1). */
+/** Quantization scheme (docs/spec.md §3.1). */
 enum fqQuantScheme {
     FQ_SCHEME_PER_TENSOR_STATIC = 0,  /**< caller's fp32 scale at STATIC_SCALE_POINTER */
     FQ_SCHEME_PER_TENSOR_DYNAMIC = 1, /**< one fp32 scale computed on the device, written to the scales */
@@ -162,7 +163,7 @@ enum fqQuantScheme {
     FQ_SCHEME_NVFP4 = 7               /**< blocks of 16, e4m3 block scales + fp32 tensor scale */
 };
 
-/** Where scale S[m, k] (row m, group k) lives in the scale buffer (SPEC §4). */
+/** Where scale S[m, k] (row m, group k) lives in the scale buffer (docs/spec.md §4). */
 enum fqScaleLayout {
     FQ_SCALE_LAYOUT_ROW_MAJOR = 0,      /**< m * K_g + k */
     FQ_SCALE_LAYOUT_COL_MAJOR = 1,      /**< k * M + m */
@@ -171,25 +172,25 @@ enum fqScaleLayout {
     FQ_SCALE_LAYOUT_PACKED_UE8M0 = 4    /**< DeepGEMM sm100: four E8M0 per int32, MN-major */
 };
 
-/** Rounding of an fp32 scale (SPEC §3.2). */
+/** Rounding of an fp32 scale (docs/spec.md §3.2). */
 enum fqScaleRounding {
     FQ_SCALE_ROUNDING_NONE = 0,
     FQ_SCALE_ROUNDING_POW2_CEIL = 1 /**< 2^ceil(log2 s) (DeepSeek ue8m0, DeepGEMM) */
 };
 
-/** E8M0 scale rule of the microscaling schemes (SPEC §3.3). */
+/** E8M0 scale rule of the microscaling schemes (docs/spec.md §3.3). */
 enum fqMxScaleRule {
     FQ_MX_SCALE_RULE_RCEIL = 0, /**< round amax/qmax up to a power of two: no element saturates */
     FQ_MX_SCALE_RULE_FLOOR = 1  /**< OCP MX v1.0: floor(log2 amax) - emax_elem */
 };
 
-/** How a scale is applied to the elements (SPEC §3.2). */
+/** How a scale is applied to the elements (docs/spec.md §3.2). */
 enum fqScaleApply {
     FQ_SCALE_APPLY_DIVIDE = 0,             /**< q = enc(y / s) (vLLM) */
     FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL = 1 /**< q = enc(y * (1 / s)) (TransformerEngine, DeepGEMM) */
 };
 
-/** MoE input arrangement (SPEC §5, docs/moe.md). Rows no expert owns are neither read nor written (values,
+/** MoE input arrangement (docs/spec.md §5, docs/moe.md). Rows no expert owns are neither read nor written (values,
  *  and the scale slots of their row); device arrays are clamped into the buffers, never trusted. */
 enum fqMoeLayout {
     FQ_MOE_LAYOUT_NONE = 0,
@@ -324,7 +325,8 @@ enum fqQuantDescAttribute {
     FQ_QUANT_DESC_MX_SCALE_RULE = 11,         /**< int32_t fqMxScaleRule, default RCEIL */
     FQ_QUANT_DESC_SCALE_APPLY = 12,           /**< int32_t fqScaleApply, default DIVIDE */
     FQ_QUANT_DESC_QMAX = 13,                  /**< float, a normal positive fp32; 0 = the output type's largest
-                                                   finite value */
+                                                   finite value; also the saturation bound of the codes
+                                                   (docs/spec.md §1, §3.4) */
     FQ_QUANT_DESC_MIN_SCALE = 14,             /**< float, 0 = default (1/(qmax*512) fp8, FLT_EPSILON int8) */
     FQ_QUANT_DESC_SWIGLU_ALPHA = 15,          /**< float, default 1.702 */
     FQ_QUANT_DESC_SWIGLU_BETA = 16,           /**< float, default 1.0 */
@@ -364,7 +366,7 @@ FQ_API fqStatus_t fqQuantDescGetAttribute(fqQuantDesc_t desc, int32_t attr, void
 /* Queries                                                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 
-/** Facts about the scale buffer for an output of `rows` x `cols` quantized values (SPEC §4). Strides are
+/** Facts about the scale buffer for an output of `rows` x `cols` quantized values (docs/spec.md §4). Strides are
  *  in bytes, of the storage element (a float, a byte, or for PACKED_UE8M0 an int32 of four scales). The
  *  shape facts describe one block; the buffer holds BATCH blocks, BATCH_STRIDE bytes apart. Columnwise:
  *  the logical scales are S_col[h, b], so ROWS = cols (H) and COLS = ceil(rows / block). */
@@ -440,9 +442,9 @@ FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayo
 /* ---------------------------------------------------------------------------------------------- */
 
 /** How the `batch` scale blocks of a repack lie in its source and destination (fqScaleRepack). A block is
- *  one whole scale buffer of `rows` x `groups` logical scales in its layout (padding included, SPEC §4);
+ *  one whole scale buffer of `rows` x `groups` logical scales in its layout (padding included, docs/spec.md §4);
  *  the blocks of a buffer follow each other without gaps, block b at b x fqGetScaleRepackSize(.., 1, ..).
- *  A stacked buffer is one block of `stackedRows` rows holding every batch's rows (MoE CONTIGUOUS, SPEC §5):
+ *  A stacked buffer is one block of `stackedRows` rows holding every batch's rows (MoE CONTIGUOUS, docs/spec.md §5):
  *  batch b is rows [rowOffsets[b], rowOffsets[b+1]) of it. */
 enum fqScaleRepackBatching {
     FQ_SCALE_REPACK_BLOCKS = 0,            /**< src and dst: `batch` blocks; rowOffsets NULL, stackedRows 0 */
@@ -509,7 +511,7 @@ enum fqGroupedGemmDescAttribute {
     FQ_GEMM_DESC_NUM_GROUPS = 0,             /**< int32_t E >= 1, default 1: B holds E weights [N, K] */
     FQ_GEMM_DESC_GROUP_OFFSETS_POINTER = 1,  /**< const int32_t*: E+1 row offsets, group g owns rows
                                                   [offsets[g], offsets[g+1]) of A (clamped as MoE CONTIGUOUS,
-                                                  SPEC §5); NULL (default) only with E = 1: all M rows */
+                                                  docs/spec.md §5); NULL (default) only with E = 1: all M rows */
     FQ_GEMM_DESC_GROUP_COUNTS_POINTER = 2,   /**< const int32_t*, default NULL: E valid-row counts, only the
                                                   first counts[g] rows of group g's slot are valid (cuDNN's
                                                   aligned groups); the rest is padding, never written */

@@ -20,7 +20,7 @@ float format_qmax(DType t) {
     }
 }
 
-// Which value types a scheme can produce (SPEC §3.1).
+// Which value types a scheme can produce (docs/spec.md §3.1).
 bool scheme_takes_output(Scheme s, DType t) {
     switch (s) {
         case Scheme::Mxfp8: return t == DType::E4M3FN || t == DType::E5M2;
@@ -70,10 +70,10 @@ int64_t element_bytes(int32_t dtype, int64_t elements) {
     }
 }
 
-// Attributes that belong to some schemes only (SPEC §3.3, §6). The microscaling schemes fix their block
+// Attributes that belong to some schemes only (docs/spec.md §3.3, §6). The microscaling schemes fix their block
 // (32, or 16 for NVFP4; FQ_QUANT_DESC_GROUP_SIZE is PER_GROUP's) and their scale rule, so the fp32-scale
 // knobs would be silently ignored there: refused instead. SCALE_APPLY is accepted and has no effect (an E8M0
-// scale is a power of two, and NVFP4 multiplies by SPEC's m).
+// scale is a power of two, and NVFP4 multiplies by docs/spec.md §3.3's m).
 fqStatus_t check_microscaling(const fqQuantDescOpaque& d, Scheme scheme) {
     const bool mx = scheme == Scheme::Mxfp8 || scheme == Scheme::Mxfp4;
     if (d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR && !mx)
@@ -85,21 +85,21 @@ fqStatus_t check_microscaling(const fqQuantDescOpaque& d, Scheme scheme) {
     if (!is_microscaling(scheme)) return FQ_STATUS_SUCCESS;
     if (d.scale_ub)
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_UB_POINTER: a scale upper bound applies to the fp32-scale "
-                    "fp8 schemes, not {} (SPEC §3.3 fixes its scales)", name(scheme));
+                    "fp8 schemes, not {} (docs/spec.md §3.3 fixes its scales)", name(scheme));
     if (d.min_scale > 0.0f)
-        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MIN_SCALE: {} has no minimum scale (SPEC §3.3); leave it 0",
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_MIN_SCALE: {} has no minimum scale (docs/spec.md §3.3); leave it 0",
                     name(scheme));
     if (d.scale_rounding != FQ_SCALE_ROUNDING_NONE)
-        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_ROUNDING: {} scales follow {} (SPEC §3.3); leave it NONE",
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_SCALE_ROUNDING: {} scales follow {} (docs/spec.md §3.3); leave it NONE",
                     name(scheme), mx ? "FQ_QUANT_DESC_MX_SCALE_RULE" : "the NVFP4 formulas");
     if (d.qmax > 0.0f && (scheme == Scheme::Nvfp4 || d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR))
-        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} uses no qmax (SPEC §3.3: {}); leave it 0",
+        return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} uses no qmax (docs/spec.md §3.3: {}); leave it 0",
                     scheme == Scheme::Nvfp4 ? "NVFP4" : "the FLOOR rule",
                     scheme == Scheme::Nvfp4 ? "the constants 448 and 6" : "emax_elem");
     return FQ_STATUS_SUCCESS;
 }
 
-// SPEC §3.4: FQ_QUANT_DESC_GROUP_SIZE belongs to PER_GROUP. Under another scheme a value the caller set is
+// docs/spec.md §3.4: FQ_QUANT_DESC_GROUP_SIZE belongs to PER_GROUP. Under another scheme a value the caller set is
 // refused unless it is the scheme's own block along a row (MXFP8/MXFP4 32, NVFP4 16, BLOCK_2D 128); per-token
 // and per-tensor scales have no group to size. Never set (or set to 0), it means nothing and is accepted.
 fqStatus_t check_group_size(const fqQuantDescOpaque& d, Scheme scheme) {
@@ -131,7 +131,7 @@ int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int6
     return n < 0 ? -1 : checked_mul(n, elem);
 }
 
-// SPEC §5: the MoE attributes that need no pointer, for an output of `rows` rows. The arrays themselves
+// docs/spec.md §5: the MoE attributes that need no pointer, for an output of `rows` rows. The arrays themselves
 // live on the device and are checked only for presence, at execution (build_config).
 fqStatus_t check_moe(const fqQuantDescOpaque& d, int64_t rows, OpConfig* c) {
     const auto moe = MoeLayout(d.moe_layout);
@@ -162,7 +162,7 @@ fqStatus_t check_moe(const fqQuantDescOpaque& d, int64_t rows, OpConfig* c) {
     return FQ_STATUS_SUCCESS;
 }
 
-// The rows of the columnwise block (SPEC §4, columnwise): FQ_QUANT_DESC_COLUMNWISE_BLOCK (32 or 128) for the
+// The rows of the columnwise block (docs/spec.md §4, columnwise): FQ_QUANT_DESC_COLUMNWISE_BLOCK (32 or 128) for the
 // fp32-scale schemes, the scheme's own block (32, NVFP4 16) for the microscaling ones.
 fqStatus_t columnwise_block(const fqQuantDescOpaque& d, Scheme scheme, int64_t* block) {
     if (d.columnwise_block != 32 && d.columnwise_block != 128)
@@ -219,7 +219,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     if (scheme == Scheme::PerGroup && d.group_size != 32 && d.group_size != 64 && d.group_size != 128)
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GROUP_SIZE: {} is not 32, 64 or 128", d.group_size);
 
-    // Scale element type (SPEC §6: E8M0 only with power-of-two rules; NVFP4 only with E4M3).
+    // Scale element type (docs/spec.md §6: E8M0 only with power-of-two rules; NVFP4 only with E4M3).
     const bool pow2 = d.scale_rounding == FQ_SCALE_ROUNDING_POW2_CEIL;
     const DType needed = required_scale_type(scheme);
     if (needed != DType::Fp32 && stype != needed)
@@ -249,7 +249,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     FQ_TRY(check_microscaling(d, scheme));
     FQ_TRY(check_group_size(d, scheme));
 
-    // Quantizer parameters with defaults resolved (SPEC §3.2, §3.4).
+    // Quantizer parameters with defaults resolved (docs/spec.md §3.2, §3.4).
     QuantParams& q = c->quant;
     q.out = out;
     const float fmax = format_qmax(out);
@@ -257,12 +257,13 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     if (q.qmax > fmax)
         return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_QMAX: {} exceeds the largest finite {} value {}", q.qmax,
                     name(out), fmax);
+    if (d.qmax > 0.0f) q.sat = saturation_bound(out, q.qmax);  // an override also bounds the codes (docs/spec.md §3.4)
     q.min_scale = d.min_scale > 0.0f ? d.min_scale : (out == DType::Int8 ? FLT_EPSILON : 1.0f / (q.qmax * 512.0f));
     q.pow2_ceil = pow2;
     q.reciprocal = d.scale_apply == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL;
     q.mx_floor = d.mx_scale_rule == FQ_MX_SCALE_RULE_FLOOR;
 
-    // Scale geometry (SPEC §4, §5). Per-tensor schemes keep one scale per expert; MASKED keeps one block
+    // Scale geometry (docs/spec.md §4, §5). Per-tensor schemes keep one scale per expert; MASKED keeps one block
     // per expert of its max_m rows; CONTIGUOUS indexes the stacked rows as one tensor.
     FQ_TRY(check_moe(d, rows, c));
     const bool masked = c->moe == MoeLayout::Masked;
@@ -272,7 +273,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     const int64_t tensor_scales = scheme == Scheme::PerTensorDynamic ? 1 : 0;
     int64_t srows, scols;
     if (which == FQ_OUTPUT_ROWWISE) {
-        // BLOCK_2D: one scale per 128x128 tile, a scale grid of [ceil(M/128), ceil(K/128)] (SPEC §3.1).
+        // BLOCK_2D: one scale per 128x128 tile, a scale grid of [ceil(M/128), ceil(K/128)] (docs/spec.md §3.1).
         srows = is_per_tensor(scheme) ? tensor_scales
                 : scheme == Scheme::Block2D ? ceil_div_exact(block_rows, kBlock2D) : block_rows;
         scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(cols, c->group);
@@ -293,7 +294,7 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
     return FQ_STATUS_SUCCESS;
 }
 
-// The columnwise attributes of an execution (SPEC §4): the pointers when columnwise output is asked for,
+// The columnwise attributes of an execution (docs/spec.md §4): the pointers when columnwise output is asked for,
 // and none of them set when it is not (they would be silently ignored).
 fqStatus_t check_columnwise(const fqQuantDescOpaque& d, const fqTensorLayoutOpaque& out, const OpConfig* c) {
     if (!c->columnwise()) {

@@ -1,4 +1,4 @@
-// Turning the caller's descriptor and layouts into one validated OpConfig (SPEC §6). Every rule broken
+// Turning the caller's descriptor and layouts into one validated OpConfig (docs/spec.md §6). Every rule broken
 // becomes a specific status and a sentence naming the argument and the rule.
 #pragma once
 

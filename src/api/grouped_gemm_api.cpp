@@ -175,7 +175,7 @@ fqStatus_t configure_gemm(const GemmArgs& x, fqContext* handle, GroupedGemmConfi
     OpConfig& epi = c->epi;
     FQ_TRY(build_config(*handle, d, cl, out, &epi));
 
-    // Buffers: sizes, presence, alignment (SPEC §6; the host reads fp32 and 16-bit values in place too).
+    // Buffers: sizes, presence, alignment (docs/spec.md §6; the host reads fp32 and 16-bit values in place too).
     const int64_t scale_bytes = g.quantize && epi.rowwise() ? epi.scales.bytes * epi.scale_batch : 0;
     const int64_t col_scale_bytes = g.quantize && epi.columnwise() ? epi.col_scales.bytes * epi.scale_batch : 0;
     if (size_t(scale_bytes) > x.scales_bytes)

@@ -32,7 +32,7 @@ struct fqQuantDescOpaque {
     int32_t intermediate_rounding = FQ_ROUNDING_FP32;
     int32_t scheme = FQ_SCHEME_PER_GROUP;
     int32_t group_size = 128;
-    bool group_size_set = false;  // by the caller: other schemes refuse a value not their own (SPEC §3.4)
+    bool group_size_set = false;  // by the caller: other schemes refuse a value not their own (docs/spec.md §3.4)
     int32_t output_type = FQ_TYPE_FP8_E4M3FN;
     int32_t scale_type = FQ_TYPE_FP32;
     int32_t scale_layout = FQ_SCALE_LAYOUT_ROW_MAJOR;

@@ -1,4 +1,4 @@
-// The activation output y of one column of one row (SPEC §2), for code that visits outputs one at a time:
+// The activation output y of one column of one row (docs/spec.md §2), for code that visits outputs one at a time:
 // the host reference and the 2-D block kernel. Same calls, same order, so both give the same bits.
 #pragma once
 

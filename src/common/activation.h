@@ -1,4 +1,4 @@
-// Activations of SPEC §2, written once for the host reference and the CUDA kernels. Every value comes
+// Activations of docs/spec.md §2, written once for the host reference and the CUDA kernels. Every value comes
 // from fp32 arithmetic with explicit operation order and the library's portable exp/erf/tanh, so all
 // backends produce the same bits.
 #pragma once
@@ -25,10 +25,9 @@ FQ_HD float load_input(InType t, uint16_t bits) {
     return t == InType::Bf16 ? bf16_to_float(bits) : fp16_to_float(bits);
 }
 
-// x / (1 + exp(-x)). The denominator's exp is the branch-free normal-range one: identical results
-// except that |silu(x)| < 1e-36 for x < -88 comes out as x / 2.4e38 instead of exactly 0, and
-// silu(-inf) = -inf (the limit's sign) rather than the NaN of -inf / inf.
-FQ_HD float silu(float x) { return x / (1.0f + portable_exp_normal_range(-x)); }
+// x / (1 + exp(-x)), evaluated as written: past x ~ -88.72 exp(-x) is +Inf and the quotient -0. At x = -Inf
+// the quotient -Inf / Inf would be NaN; the limit -0 is returned instead (docs/spec.md §2).
+FQ_HD float silu(float x) { return x == -INFINITY ? -0.0f : x / (1.0f + portable_exp(-x)); }
 
 FQ_HD float gelu_erf(float x) {
     const float kInvSqrt2 = 0.70710678118654752f;
@@ -61,8 +60,10 @@ FQ_HD float activate(Act a, float x) {
 // Written as comparisons, not fminf/fmaxf, so a NaN input propagates (as torch.clamp does).
 FQ_HD float swiglu_gate(float g, const SwigluParams& p) {
     const float gc = g > p.limit ? p.limit : g;
-    const float sig = 1.0f / (1.0f + portable_exp_normal_range(-p.alpha * gc));
-    return gc * sig;
+    const float sig = 1.0f / (1.0f + portable_exp(-p.alpha * gc));
+    // exp overflows to +Inf where -alpha gc is large (docs/spec.md §2), so sig is 0 and the factor is the
+    // limit's zero of gc's sign: gc * 0, except at gc = -Inf, where that product would be NaN.
+    return sig == 0.0f ? copysignf(0.0f, gc) : gc * sig;
 }
 FQ_HD float swiglu_up(float u, const SwigluParams& p) {
     const float uc = u > p.limit ? p.limit : (u < -p.limit ? -p.limit : u);
@@ -70,7 +71,7 @@ FQ_HD float swiglu_up(float u, const SwigluParams& p) {
 }
 FQ_HD float swiglu_oai(float g, float u, const SwigluParams& p) { return swiglu_gate(g, p) * swiglu_up(u, p); }
 
-// The gated activation act(g) * u with the intermediate-rounding mode of SPEC §2.
+// The gated activation act(g) * u with the intermediate-rounding mode of docs/spec.md §2.
 FQ_HD float activate_gated(Act a, float g, float u, Rounding r, InType t, const SwigluParams& p) {
     if (a == Act::SwigluOai) {
         const float y = swiglu_oai(g, u, p);

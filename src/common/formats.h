@@ -1,7 +1,7 @@
-// Number formats of SPEC §1: decoding and encoding of the 8-bit and 4-bit types, and of the 16-bit
+// Number formats of docs/spec.md §1: decoding and encoding of the 8-bit and 4-bit types, and of the 16-bit
 // inputs. Written once for the host reference and for device code (FQ_HD).
 //
-// Encoding contract (SPEC §1): round to nearest, ties to even, subnormals included; satfinite (|x| > qmax
+// Encoding contract (docs/spec.md §1): round to nearest, ties to even, subnormals included; satfinite (|x| > qmax
 // and +-Inf give +-qmax); NaN gives the format's positive NaN code whatever its sign (e4m3fn 0x7F, e5m2
 // 0x7F, e4m3fnuz 0x80): the sign of a NaN that arithmetic produces differs between x86 (negative default
 // NaN) and GPUs (positive canonical NaN), so a signed NaN code could not be identical on every backend;

@@ -1,4 +1,4 @@
-// Where output column j of a gated row finds its gate and up inputs (SPEC §2, gate layouts).
+// Where output column j of a gated row finds its gate and up inputs (docs/spec.md §2, gate layouts).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // (fqGroupedGemm, docs/gemm.md). src/api builds it; the host reference (src/host/grouped_gemm.cpp) and the
 // sm_90a kernel (src/kernels/gemm/) read only this.
 //
-//   for each group g with valid rows R_g (SPEC §5 CONTIGUOUS, common/moe.h: offsets clamped, optional counts):
+//   for each group g with valid rows R_g (docs/spec.md §5 CONTIGUOUS, common/moe.h: offsets clamped, optional counts):
 //     C[m, n] = alpha[g] * sum_kb  sa[m, kb] * sb[g, n/128, kb] * sum_{k in kb} A[m, k] * B[g, n, k]
 //     C_bf16  = bf16(C)                                    (what an unfused pipeline's GEMM writes)
 //     outputs = the fused operation `epi` applied to C_bf16 (fqQuantize of the same descriptor, byte for byte)

@@ -1,4 +1,4 @@
-// Marks code compiled for both the host reference and the CUDA kernels (SPEC §0: one source, one
+// Marks code compiled for both the host reference and the CUDA kernels (docs/spec.md §0: one source, one
 // result). Plain C++ on the host compiler; __host__ __device__ under nvcc.
 #pragma once
 

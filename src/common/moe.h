@@ -1,4 +1,4 @@
-// MoE row ranges (SPEC §5, docs/moe.md): which rows of the 2-D input/output an expert owns, from the
+// MoE row ranges (docs/spec.md §5, docs/moe.md): which rows of the 2-D input/output an expert owns, from the
 // caller's device arrays. Those arrays cannot be validated without a host synchronisation, so every
 // value is clamped into the buffers here, once, for the host reference and the kernels alike: no value
 // of offsets[] or counts[] makes any backend read or write outside the caller's buffers.

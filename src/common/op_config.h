@@ -17,7 +17,7 @@ struct OpConfig {
     InType in_type = InType::Bf16;
     int64_t rows = 0, in_cols = 0, in_ld = 0, cols = 0, out_ld = 0;
 
-    // Activation (SPEC §2).
+    // Activation (docs/spec.md §2).
     Act act = Act::Identity;
     GateLayout gate = GateLayout::None;
     GateOrder gate_order = GateOrder::GateFirst;
@@ -26,13 +26,13 @@ struct OpConfig {
     SwigluParams swiglu;
     const float* row_prob = nullptr;
 
-    // Quantization (SPEC §3).
+    // Quantization (docs/spec.md §3).
     Scheme scheme = Scheme::PerGroup;
     int64_t group = 128;  // elements per scale along a row (the row width for per-token and per-tensor)
     QuantParams quant;
     const float* static_scale = nullptr;
     const float* scale_ub = nullptr;
-    const float* global_amax = nullptr;  // NVFP4 (SPEC §3.3); NULL: the amax of the whole tensor's y
+    const float* global_amax = nullptr;  // NVFP4 (docs/spec.md §3.3); NULL: the amax of the whole tensor's y
     ScaleGeometry scales;  // rowwise scale buffer
 
     // Scale blocks of the rowwise buffer (FQ_SCALE_INFO_BATCH): E for MASKED (one `scales` geometry per
@@ -40,7 +40,7 @@ struct OpConfig {
     // expert); 1 otherwise.
     int64_t scale_batch = 1;
 
-    // MoE (SPEC §5, docs/moe.md). Device arrays, clamped where they are read (common/moe.h).
+    // MoE (docs/spec.md §5, docs/moe.md). Device arrays, clamped where they are read (common/moe.h).
     MoeLayout moe = MoeLayout::None;
     int32_t num_experts = 0;              // E (0 without a MoE layout)
     int64_t expert_rows = 0;              // MASKED: max_m = rows / E
@@ -49,7 +49,7 @@ struct OpConfig {
 
     // Outputs (FQ_QUANT_DESC_OUTPUTS). The columnwise output quantizes blocks of `col_block` rows of one
     // column; its logical scales are S_col[h, b] (column h, row block b) in `col_scales`, the rowwise
-    // formulas with the roles of rows and columns swapped (SPEC §4).
+    // formulas with the roles of rows and columns swapped (docs/spec.md §4).
     int32_t outputs = kOutputRowwise;
     int64_t col_block = 32;
     bool col_transpose = false;          // columnwise data [H, M] (ld M) instead of [M, H] (ld out_ld)

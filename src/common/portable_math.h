@@ -1,5 +1,5 @@
 // Portable exp / erf / tanh, bit-identical on the host reference and in CUDA device code
-// (SPEC §0: every backend writes identical bytes).
+// (docs/spec.md §0: every backend writes identical bytes).
 //
 // Contract
 //   * Only correctly rounded IEEE-754 binary32 operations are used in the value path: +, -, *,
@@ -103,16 +103,6 @@ FQ_HD float portable_exp(float x) {
   // result is rounded once, by the second one.
   const int k1 = e.k / 2;
   return detail::mul_nofuse(detail::mul_nofuse(e.p, detail::pow2i(k1)), detail::pow2i(e.k - k1));
-}
-
-// exp(x) where only normal results matter: x is clamped to [-86.6, 88] (NaN to -86.6), so the result
-// is always a normal float and the reconstruction needs no branch. Same bits as portable_exp inside
-// that range. For a sigmoid's denominator 1 + exp(x): below -86.6, 1 + exp(x) is exactly 1 either way;
-// above 88 the quotient it divides is below 1e-36 in magnitude either way. Callers keep NaN through
-// their numerator.
-FQ_HD float portable_exp_normal_range(float x) {
-  x = fminf(fmaxf(x, -86.6f), 88.0f);
-  return detail::scale_normal(detail::exp_parts(x));
 }
 
 // erf(x)

@@ -1,6 +1,8 @@
-// The quantizer of SPEC §3.2: the scale of a group from its amax, and the encoding of one element.
+// The quantizer of docs/spec.md §3.2: the scale of a group from its amax, and the encoding of one element.
 // Shared by the host reference and every CUDA kernel, so every backend makes the same decisions.
 #pragma once
+
+#include <cmath>
 
 #include "formats.h"
 #include "types.h"
@@ -11,6 +13,7 @@ namespace fq {
 struct QuantParams {
     DType out = DType::E4M3FN;
     float qmax = 448.0f;          // the output's largest finite value, or the caller's override
+    float sat = INFINITY;         // saturation bound of a qmax override (saturation_bound), +Inf without one
     float min_scale = 0.0f;       // floor of every scale
     bool pow2_ceil = false;       // POW2_CEIL scale rounding
     bool reciprocal = false;      // MULTIPLY_RECIPROCAL instead of DIVIDE
@@ -27,12 +30,36 @@ FQ_HD MiniFloat minifloat_of(DType t) {
     }
 }
 
-// Encodes one value already divided by its scale. fp8 and int8 codes are returned as a byte.
+// Encodes one value already divided by its scale, saturating at the format's own qmax. fp8 and int8 codes
+// are returned as a byte.
 FQ_HD uint8_t encode_scaled(DType out, float v) {
     if (out == DType::Int8) return uint8_t(encode_int8(v));
     if (out == DType::E2M1) return encode_e2m1(v);
     return encode_minifloat(minifloat_of(out), v);
 }
+
+// The saturation bound of a qmax override (docs/spec.md §1, §3.4): the largest value of the output format that
+// is not above qmax (qmax itself where the format holds it, e.g. 224 in e4m3fnuz; 192 for qmax 200 in e4m3fn),
+// and for int8 rint(qmax). Values divided by their scale are clamped to +-this bound before encoding, so no
+// code exceeds qmax in magnitude; where qmax is representable that is exactly vLLM's clamp-then-convert.
+// Resolved on the host once per descriptor; qmax is positive and at most the format's own (the API checks).
+FQ_HD float saturation_bound(DType out, float qmax) {
+    if (out == DType::Int8) return rintf(qmax);
+    const MiniFloat f = minifloat_of(out);
+    const uint32_t code = encode_minifloat(f, qmax);  // the nearest value, which may lie above qmax
+    const float v = minifloat_magnitude(f, code);
+    return v <= qmax ? v : minifloat_magnitude(f, code - 1);  // else the next code below it
+}
+
+// Whether p has a qmax override's saturation bound (kernels whose hardware conversion saturates at the
+// format's own qmax then clamp first, or leave the case to a path that does).
+FQ_HD bool has_saturation_bound(const QuantParams& p) { return p.sat < INFINITY; }
+
+// v clamped to +-p.sat (a no-op without a qmax override); comparisons, so NaN stays NaN and encodes as NaN.
+FQ_HD float saturate(float v, const QuantParams& p) { return v > p.sat ? p.sat : (v < -p.sat ? -p.sat : v); }
+
+// Encodes one value already divided by its scale under the descriptor's saturation bound (docs/spec.md §1).
+FQ_HD uint8_t encode_value(float v, const QuantParams& p) { return encode_scaled(p.out, saturate(v, p)); }
 
 // 2^ceil(log2 s) on the fp32 bit pattern: exponent + (mantissa != 0), clamped to [2^-126, 2^127].
 FQ_HD float pow2_ceil(float s) {
@@ -43,7 +70,7 @@ FQ_HD float pow2_ceil(float s) {
     return exp2i(e);
 }
 
-// SPEC §3.2: s = amax / qmax; s = min(s, ub); s = max(s, min_scale); optional power-of-two ceiling.
+// docs/spec.md §3.2: s = amax / qmax; s = min(s, ub); s = max(s, min_scale); optional power-of-two ceiling.
 // `ub` is the caller's scale upper bound, or NaN when none was given (fminf ignores NaN).
 FQ_HD float group_scale(float amax, float ub, const QuantParams& p) {
     float s = amax / p.qmax;
@@ -54,14 +81,14 @@ FQ_HD float group_scale(float amax, float ub, const QuantParams& p) {
 
 // q = enc(y / s) or enc(y * inv_s): the caller passes both so a kernel computes 1/s once per group.
 FQ_HD uint8_t quantize_value(float y, float s, float inv_s, const QuantParams& p) {
-    return encode_scaled(p.out, p.reciprocal ? y * inv_s : y / s);
+    return encode_value(p.reciprocal ? y * inv_s : y / s, p);
 }
 
 // The byte of an E8M0 scale holding a power of two s in [2^-126, 2^127] (POW2_CEIL guarantees it).
 FQ_HD uint8_t e8m0_of_pow2(float s) { return uint8_t((float_bits(s) >> 23) & 0xFF); }
 
 // ------------------------------------------------------------------------------------------------
-// Microscaling (SPEC §3.3). Amax follows §3.2 (fmaxf: NaN elements ignored), so a block's amax is never
+// Microscaling (docs/spec.md §3.3). Amax follows §3.2 (fmaxf: NaN elements ignored), so a block's amax is never
 // NaN; the NaN branches below only make each function total.
 // ------------------------------------------------------------------------------------------------
 
@@ -100,10 +127,10 @@ FQ_HD uint8_t mx_scale(float amax, const QuantParams& p) {
 // The element multiplier 2^(127-e), exact (the reciprocal of the power of two 2^(e-127)); NaN for 0xFF.
 FQ_HD float e8m0_reciprocal(uint8_t e) { return e == 0xFF ? bits_float(0x7FC00000u) : exp2i(127 - int(e)); }
 
-// NVFP4 tensor scale S_enc = 2688 / global_amax (448 * 6). It is 1 when global_amax is 0 or the quotient is
-// not finite (SPEC); it is also 1 when the quotient is 0 (global_amax = +Inf) or negative (a negative
-// "amax" from the caller): one rule, "1 unless the quotient is a positive finite float", which keeps every
-// block scale non-negative and finite (SPEC §1: the E4M3 block scale has sign bit 0).
+// NVFP4 tensor scale S_enc = 2688 / global_amax (448 * 6), docs/spec.md §3.3: 1 unless the quotient is a
+// positive finite float (global_amax 0, negative, NaN, +Inf, or so small that the quotient overflows), as
+// TransformerEngine does; it keeps every block scale non-negative and finite (§1: the E4M3 block scale has
+// sign bit 0).
 FQ_HD float nvfp4_encode_scale(float global_amax) {
     const float q = 2688.0f / global_amax;
     return (q > 0.0f && q <= 3.402823466e38f) ? q : 1.0f;

@@ -1,4 +1,4 @@
-// Scale layouts of SPEC §4: one geometry (sizes, padding, strides) and one index function per layout.
+// Scale layouts of docs/spec.md §4: one geometry (sizes, padding, strides) and one index function per layout.
 // Logical scales S[m, k]: m = row (token), k = group index along the row.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Internal mirrors of the public enums (SPEC §1-§5), as enum classes. src/api/ checks with
+// Internal mirrors of the public enums (docs/spec.md §1-§5), as enum classes. src/api/ checks with
 // static_asserts that every value equals the header's, so the header stays the one source of truth.
 #pragma once
 

@@ -1,10 +1,10 @@
 // Host reference of the grouped FP8 GEMM with the fused activation + quantization epilogue (fqGroupedGemm;
 // docs/gemm.md states the numerics, src/common/grouped_gemm.h the layouts).
 //
-//   for each group g and each valid row m of g (SPEC §5 CONTIGUOUS rows, common/moe.h), each column n < N:
+//   for each group g and each valid row m of g (docs/spec.md §5 CONTIGUOUS rows, common/moe.h), each column n < N:
 //     acc      = sum_kb  (double) sa[m, kb] * (double) sb[g, n/128, kb] * sum_{k in kb} (double) A[m, k] * B[g*N + n, k]
 //     C[m, n]  = bf16(float(alpha[g] * acc))          every product and sum in fp64; one rounding to fp32, one to bf16
-//     D[m, :]  = bf16(prob[m] * act(C[m, :]))         the fused reference's activation, in fp32 (SPEC §2)
+//     D[m, :]  = bf16(prob[m] * act(C[m, :]))         the fused reference's activation, in fp32 (docs/spec.md §2)
 //     output, scales = host::quantize(epi, C)          fqQuantize of the epilogue descriptor applied to C, by construction
 //
 // The fp64 sums of fp8 products are exact for K < 2^30 or so (each product has at most 8 significant bits), so the
@@ -24,7 +24,7 @@
 namespace fq::host {
 namespace {
 
-// Every e4m3fn code decoded once (SPEC §1; 0x7F / 0xFF are NaN).
+// Every e4m3fn code decoded once (docs/spec.md §1; 0x7F / 0xFF are NaN).
 std::array<double, 256> e4m3_table() {
     std::array<double, 256> t{};
     for (uint32_t code = 0; code < 256; ++code) t[code] = double(decode_minifloat(kE4M3FN, code));
@@ -66,7 +66,7 @@ void grouped_gemm(const GroupedGemmConfig& c) {
         if (c.c_out) std::copy(row, row + c.n, c.c_out + m * c.n);
     }
 
-    // D: the activation output y of the epilogue, as the fused reference computes it (SPEC §2), rounded to bf16.
+    // D: the activation output y of the epilogue, as the fused reference computes it (docs/spec.md §2), rounded to bf16.
     if (c.d_out) {
         const ActivationParams a = activation_params(c.epi);
         for (int64_t m = 0; m < c.m; ++m) {

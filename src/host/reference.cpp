@@ -1,14 +1,14 @@
-// Host reference of SPEC.md. Each step is named after the SPEC section it implements; the order of
+// Host reference of docs/spec.md. Each step is named after the section it implements; the order of
 // floating-point operations is the one the shared FQ_HD functions fix, so GPU kernels that call the
 // same functions produce the same bytes.
 //
-// One group quantizer serves every scheme and both directions: activate the rows (SPEC §2), then for each
+// One group quantizer serves every scheme and both directions: activate the rows (docs/spec.md §2), then for each
 // group of elements (rowwise: `c.group` consecutive elements of a row; columnwise: `c.col_block` rows of one
-// column) decide its scale from its amax and encode its elements (quantize_group). MoE layouts (SPEC §5,
+// column) decide its scale from its amax and encode its elements (quantize_group). MoE layouts (docs/spec.md §5,
 // docs/moe.md) only decide which rows are valid, which expert's tensor scalars they use, and which scale
 // block they write: expert_of_rows() says it once for both directions.
 // BLOCK_2D (weights) has its own loop over bands of 128 rows (quantize_block2d).
-// Scratch (SPEC §6): at most min(rows, block) rows of the output width, so a call allocates about as much as
+// Scratch (docs/spec.md §6): at most min(rows, block) rows of the output width, so a call allocates about as much as
 // its own data and a zero-row call nothing sized by the width.
 #include "reference.h"
 
@@ -25,7 +25,7 @@
 namespace fq::host {
 namespace {
 
-// SPEC §2: the activation output y (fp32) of one row, with the routing probability applied.
+// docs/spec.md §2: the activation output y (fp32) of one row, with the routing probability applied.
 void activate_row(const OpConfig& c, const uint16_t* in, float prob, float* y) {
     const ActivationParams a = activation_params(c);
     for (int64_t j = 0; j < c.cols; ++j) {
@@ -39,7 +39,7 @@ void activate_input_row(const OpConfig& c, const uint16_t* in, int64_t r, float*
     activate_row(c, in + r * c.in_ld, c.row_prob ? c.row_prob[r] : 1.0f, y);
 }
 
-// SPEC §3.2: amax with fmaxf semantics (NaN ignored).
+// docs/spec.md §3.2: amax with fmaxf semantics (NaN ignored).
 float amax_of(const float* y, int64_t n) {
     float a = 0.0f;
     for (int64_t i = 0; i < n; ++i) a = fmaxf(a, fabsf(y[i]));
@@ -50,7 +50,7 @@ float amax_of(const float* y, int64_t n) {
 struct TensorScalars {
     float ub = std::numeric_limits<float>::quiet_NaN();  // scale upper bound (NaN: none; fminf ignores it)
     float tensor_scale = 1.0f;                           // per-tensor schemes: the one scale
-    float s_enc = 1.0f;                                  // NVFP4: S_enc of SPEC §3.3
+    float s_enc = 1.0f;                                  // NVFP4: S_enc of docs/spec.md §3.3
 };
 
 // One group: its scale from its amax (stored at `scale_dst` unless NULL), and the codes of its n
@@ -58,24 +58,24 @@ struct TensorScalars {
 void quantize_group(const OpConfig& c, const TensorScalars& t, const float* y, int64_t n, uint8_t* codes,
                     uint8_t* scale_dst) {
     const QuantParams& q = c.quant;
-    const float amax = amax_of(y, n);  // a partial last group: its valid elements only (SPEC §6)
+    const float amax = amax_of(y, n);  // a partial last group: its valid elements only (docs/spec.md §6)
     switch (c.scheme) {
         case Scheme::Mxfp8:
-        case Scheme::Mxfp4: {  // SPEC §3.3: E8M0 scale e, q_i = enc(y_i * 2^(127-e))
+        case Scheme::Mxfp4: {  // docs/spec.md §3.3: E8M0 scale e, q_i = enc(y_i * 2^(127-e))
             const uint8_t e = mx_scale(amax, q);
             const float mul = e8m0_reciprocal(e);
-            for (int64_t i = 0; i < n; ++i) codes[i] = encode_scaled(q.out, y[i] * mul);
+            for (int64_t i = 0; i < n; ++i) codes[i] = encode_value(y[i] * mul, q);
             *scale_dst = e;
             return;
         }
-        case Scheme::Nvfp4: {  // SPEC §3.3: E4M3 S_blk, q_i = e2m1(y_i * m)
+        case Scheme::Nvfp4: {  // docs/spec.md §3.3: E4M3 S_blk, q_i = e2m1(y_i * m)
             const uint8_t sb = nvfp4_block_scale(amax, t.s_enc);
             const float m = nvfp4_multiplier(sb, t.s_enc);
-            for (int64_t i = 0; i < n; ++i) codes[i] = encode_scaled(q.out, y[i] * m);
+            for (int64_t i = 0; i < n; ++i) codes[i] = encode_value(y[i] * m, q);
             *scale_dst = sb;
             return;
         }
-        default: {  // SPEC §3.2: fp32 scale (E8M0 when POW2_CEIL), q_i = enc(y_i / s) or enc(y_i * (1/s))
+        default: {  // docs/spec.md §3.2: fp32 scale (E8M0 when POW2_CEIL), q_i = enc(y_i / s) or enc(y_i * (1/s))
             const float s = is_per_tensor(c.scheme) ? t.tensor_scale : group_scale(amax, t.ub, q);
             const float inv = 1.0f / s;
             for (int64_t i = 0; i < n; ++i) codes[i] = quantize_value(y[i], s, inv, q);
@@ -87,7 +87,7 @@ void quantize_group(const OpConfig& c, const TensorScalars& t, const float* y, i
 }
 
 // Writes a row of codes: one byte per element, or for FP4 two per byte, element 2i in the low nibble
-// (SPEC §1; validation guarantees an even width).
+// (docs/spec.md §1; validation guarantees an even width).
 void store_row(const OpConfig& c, const uint8_t* codes, uint8_t* out) {
     if (c.quant.out != DType::E2M1) {
         std::memcpy(out, codes, size_t(c.cols));
@@ -99,7 +99,7 @@ void store_row(const OpConfig& c, const uint8_t* codes, uint8_t* out) {
 // Bytes between consecutive rows of an output of `ld` elements per row.
 int64_t row_bytes(const OpConfig& c, int64_t ld) { return c.quant.out == DType::E2M1 ? ld / 2 : ld; }
 
-// SPEC §3.1 BLOCK_2D: one scale per 128x128 tile, from the amax over the tile's valid elements (a tile at the
+// docs/spec.md §3.1 BLOCK_2D: one scale per 128x128 tile, from the amax over the tile's valid elements (a tile at the
 // bottom or right edge is partial), stored at S[tile row, tile column]; elements quantized as in §3.2.
 void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8_t* scales) {
     const QuantParams& q = c.quant;
@@ -122,7 +122,7 @@ void quantize_block2d(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
     }
 }
 
-// ---- MoE (SPEC §5) ------------------------------------------------------------------------------------
+// ---- MoE (docs/spec.md §5) ------------------------------------------------------------------------------------
 
 // Per expert: the per-tensor scale (static: the caller's e-th; dynamic: from the amax of the expert's
 // valid rows) and NVFP4's S_enc (from the caller's e-th global amax, or the expert's amax). The rows are
@@ -144,13 +144,13 @@ std::vector<TensorScalars> tensor_scalars(const OpConfig& c, const uint16_t* in,
         if (c.scheme == Scheme::PerTensorStatic) t[e].tensor_scale = c.static_scale[e];
         if (c.scheme == Scheme::PerTensorDynamic) t[e].tensor_scale = group_scale(amax[e], t[e].ub, c.quant);
         // NVFP4's S_enc is not written anywhere (the API has no output for it): a caller that decodes needs
-        // the global amax it passed, or must recompute the amax of y itself (SPEC: y ~ q * S_blk / S_enc).
+        // the global amax it passed, or must recompute the amax of y itself (docs/spec.md §3.3: y ~ q * S_blk / S_enc).
         if (c.scheme == Scheme::Nvfp4) t[e].s_enc = nvfp4_encode_scale(c.global_amax ? c.global_amax[e] : amax[e]);
     }
     return t;
 }
 
-// ---- Scale blocks and their padding (SPEC §0, §4) --------------------------------------------------------
+// ---- Scale blocks and their padding (docs/spec.md §0, §4) --------------------------------------------------------
 
 void zero_slot(const ScaleGeometry& g, uint8_t* block, int64_t m, int64_t k) {
     std::memset(block + scale_offset(g, m, k), 0, size_t(scale_type_bytes(g.type)));
@@ -205,7 +205,7 @@ void quantize_rowwise(const OpConfig& c, const uint16_t* in, uint8_t* out, uint8
     }
 }
 
-// ---- Columnwise output: blocks of c.col_block rows down each column (SPEC §4, roles swapped) -------------
+// ---- Columnwise output: blocks of c.col_block rows down each column (docs/spec.md §4, roles swapped) -------------
 
 // The runs of rows whose column blocks are counted from their first row: each MASKED expert's max_m rows,
 // else all rows (CONTIGUOUS blocks are those of the stacked rows, as a grouped GEMM reading one tensor sees

@@ -24,7 +24,7 @@ fqStatus_t host_run(const LaunchArgs& a) {
 
 void register_host_variants(std::vector<Variant>& table) {
     table.push_back({"host.reference",
-                     "SPEC.md on the CPU: every activation, gate layout, fp8/int8/BLOCK_2D/MXFP8/MXFP4/NVFP4 scheme and "
+                     "docs/spec.md on the CPU: every activation, gate layout, fp8/int8/BLOCK_2D/MXFP8/MXFP4/NVFP4 scheme and "
                      "scale layout, MoE layouts, rowwise and columnwise outputs",
                      Backend::Host, 0, 0, host_refuse, host_run});
 }

@@ -1,8 +1,8 @@
-// BLOCK_2D on CUDA (SPEC §3.1, §3.2): one fp32 scale per 128x128 tile, for weights (DeepSeek-V3 FP8
+// BLOCK_2D on CUDA (docs/spec.md §3.1, §3.2): one fp32 scale per 128x128 tile, for weights (DeepSeek-V3 FP8
 // checkpoints, cuBLASLt BLK128x128_32F). One CTA per tile: each thread activates 8 rows x 8 columns into
 // registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the same
 // registers are quantized. Values come from the FQ_HD code the host reference calls (activate_column,
-// group_scale, quantize_value: software RNE encoding), so the bytes equal the host's (SPEC §0).
+// group_scale, quantize_value: software RNE encoding), so the bytes equal the host's (docs/spec.md §0).
 // Weight quantization runs once per checkpoint: this kernel favours being obviously right over speed.
 #include <cuda_runtime.h>
 
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kThreads) block2d_quant(const Params p) {
     const int64_t c0 = kb * kBlock2D + int64_t(threadIdx.x % kThreadsPerRow) * kCols;
     const int64_t r0 = mb * kBlock2D + int64_t(threadIdx.x / kThreadsPerRow);
     float y[kRows][kCols];
-    float amax = 0.0f;  // SPEC §3.2: fmaxf, NaN ignored; elements outside the matrix do not count
+    float amax = 0.0f;  // docs/spec.md §3.2: fmaxf, NaN ignored; elements outside the matrix do not count
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
         const int64_t r = r0 + int64_t(i) * kRowStep;

@@ -1,4 +1,4 @@
-// Skeleton 4: the columnwise output (SPEC §4, docs/moe.md), and the rowwise one in the same pass.
+// Skeleton 4: the columnwise output (docs/spec.md §4, docs/moe.md), and the rowwise one in the same pass.
 //
 // A block owns a tile of 128 rows x 128 output columns; its 8 warps take 16 rows each, and a thread 8 rows
 // x 8 consecutive outputs (lane % 16 picks the 8 columns; lanes 0-15 take the warp's first 8 rows, lanes
@@ -127,7 +127,7 @@ struct ColumnBlock {
 
 // Where this thread stores column c's block scale: null unless it writes the block's scales and column c
 // exists. The columnwise scales are S[j, b] (a row per output column j): within a run of 8 rows starting at
-// a multiple of 8 every SPEC layout is affine in the row (ScaleStrides::row), so one offset and a step serve
+// a multiple of 8 every layout of docs/spec.md §4 is affine in the row (ScaleStrides::row), so one offset and a step serve
 // the 8 columns (eight full offsets cost the writer lanes ~54 instructions a column: docs/perf.md, session 14).
 __device__ __forceinline__ uint8_t* column_scale_slot(const ColumnBlock& blk, int c) {
     return blk.scale_writer && c < blk.valid ? blk.scale0 + c * blk.scale_step : nullptr;
@@ -156,7 +156,8 @@ __device__ __forceinline__ float store_column_scale(const Params& p, const Colum
 // codes by the hardware conversion. Unrolled over the 8 columns, each 16-byte slot read once: per output a
 // quarter of a shared load, a multiply (or the three-instruction quotient), half a conversion. The column
 // scales are written here; the codes come back column by column (8 rows each). False where an fp32 divisor
-// leaves quotient()'s range: that thread then takes encode_columns instead (its slots are untouched).
+// leaves quotient()'s range: that thread then takes encode_columns instead (its slots are untouched). Not
+// taken under a qmax override (the conversion saturates at the format's own qmax).
 template <bool kMx>
 __device__ __forceinline__ bool encode_columns_hardware(const Params& p, const ParkedSlots& parked, const float (&amax)[8],
                                                         const ColumnBlock& blk, uint2 (&codes)[8]) {
@@ -228,6 +229,7 @@ __device__ __forceinline__ void encode_columns(const Params& p, const ParkedSlot
             const float mul = store_column_scale<kHwCvt, true>(p, blk, scale_at, a);
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] *= mul;
+            saturate_in_place(v, p.quant);
             code = encode8<kHwCvt>(v, p.quant.out);
         } else {
             const float s = store_column_scale<kHwCvt, false>(p, blk, scale_at, a);
@@ -407,7 +409,8 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     uint2 codes[8];
     bool encoded = false;
     if constexpr (hardware_fp8<kHwCvt>()) {
-        if (!per_tensor && (p.quant.out == DType::E4M3FN || p.quant.out == DType::E5M2))  // (block-uniform)
+        // (block-uniform; a qmax override's saturation bound is applied by encode_columns)
+        if (!per_tensor && (p.quant.out == DType::E4M3FN || p.quant.out == DType::E5M2) && !has_saturation_bound(p.quant))
             encoded = mx ? encode_columns_hardware<true>(p, parked, amax, blk, codes)
                          : encode_columns_hardware<false>(p, parked, amax, blk, codes);
     }

@@ -1,12 +1,12 @@
 // Fused activation + quantization on CUDA: FP8/INT8 per-group, per-token and per-tensor, and the
-// microscaling schemes MXFP8, MXFP4 and NVFP4 (SPEC §2-§4).
+// microscaling schemes MXFP8, MXFP4 and NVFP4 (docs/spec.md §2-§4).
 //
 // The kernel skeletons share one way of reading chunks of 8 consecutive outputs (two 16-byte loads of
 // gate and up, or one load when not gated) and the FQ_HD activation / quantizer code of src/common, so
 // every variant writes exactly the bytes of the host reference:
 //   group_quant   one thread = 8 outputs; a group of G outputs = G/8 neighbouring lanes, reduced with
 //                 warp shuffles; also serves per-tensor scales (static, or dynamic after tensor_amax) and
-//                 the microscaling blocks (32, NVFP4 16); scales go straight into any SPEC §4 layout,
+//                 the microscaling blocks (32, NVFP4 16); scales go straight into any docs/spec.md §4 layout,
 //                 padding included; any rounding mode, MoE layout (several rows a block), routing
 //                 probability
 //   plain_quant   the same for FP32 intermediates without a MoE layout (routing probability or not), 16
@@ -81,7 +81,7 @@ struct Params {
     const float* global_amax;  // NVFP4: the caller's global amax (NULL: *amax_bits)
     int64_t scale_cols_padded;  // scale columns a row's padding runs to (packed: 4 per word)
 
-    // MoE (SPEC §5, docs/moe.md): which expert owns a row, read from the caller's device arrays and
+    // MoE (docs/spec.md §5, docs/moe.md): which expert owns a row, read from the caller's device arrays and
     // clamped by the rules of src/common/moe.h. Without a MoE layout every row is expert 0's.
     MoeLayout moe;
     int experts;                  // 1 without a MoE layout
@@ -102,7 +102,7 @@ struct Params {
     bool rowwise;                 // the rowwise output is asked for (the columnwise kernel may write both)
 };
 
-// ---- Which expert owns a row (SPEC §5) ---------------------------------------------------------------
+// ---- Which expert owns a row (docs/spec.md §5) ---------------------------------------------------------------
 struct RowOwner {
     int expert;           // -1: no expert owns the row; it is neither read nor written
     int64_t scale_row;    // the row's index in its scale block (MASKED: within the expert)
@@ -314,7 +314,7 @@ __device__ __forceinline__ float activated(const Params& p, const Raw8& r, int i
     }
 }
 
-// The routing probability of row m multiplied into its 8 outputs (SPEC §2), where the descriptor has one.
+// The routing probability of row m multiplied into its 8 outputs (docs/spec.md §2), where the descriptor has one.
 __device__ __forceinline__ void apply_row_prob(const Params& p, int64_t m, float y[8]) {
     if (!p.row_prob) return;
     const float prob = p.row_prob[m];
@@ -367,7 +367,7 @@ __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, f
     }
 }
 
-// The 8 outputs of r at row m, routing probability included (SPEC §2). kPlain: the launch guarantees FP32
+// The 8 outputs of r at row m, routing probability included (docs/spec.md §2). kPlain: the launch guarantees FP32
 // intermediates. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
 // nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their fast paths in either kernel
 // (the general one tests the rounding mode at run time).
@@ -448,7 +448,7 @@ __device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType
 }
 
 // kChunks x 8 values already divided by (or multiplied into) their scale, encoded: per chunk, fp8 codes in
-// 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, SPEC §1). One branch on the format for all
+// 8 bytes, or e2m1 nibbles in 4 (element 2i in the low nibble, docs/spec.md §1). One branch on the format for all
 // chunks.
 template <bool kHwCvt, int kChunks>
 __device__ __forceinline__ void encode(const float (&v)[kChunks][8], DType out, uint2 (&codes)[kChunks]) {
@@ -478,6 +478,20 @@ __device__ __forceinline__ uint2 encode8(const float (&v)[8], DType out) {
     return codes[0];
 }
 
+// Values divided by their scale, clamped in place to the bound of a qmax override (saturate, docs/spec.md §1,
+// §3.4), which the encoders above do not know (they saturate at the format's own qmax); nothing without one.
+template <int kChunks>
+__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][8], const QuantParams& q) {
+    if (!has_saturation_bound(q)) return;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[c][i] = saturate(v[c][i], q);
+}
+__device__ __forceinline__ void saturate_in_place(float (&v)[8], const QuantParams& q) {
+    saturate_in_place<1>(*reinterpret_cast<float(*)[1][8]>(&v), q);
+}
+
 // kChunks x 8 outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
 // amax; NaN elements need none).
 template <bool kHwCvt, int kChunks>
@@ -500,6 +514,7 @@ __device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, 
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] / d.s;
     }
+    saturate_in_place(v, q);
     // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
     else encode<false>(v, q.out, codes);
@@ -578,8 +593,8 @@ inline dim3 block_grid(bool memory_order, int64_t row_blocks, int64_t col_tiles)
     return dim3(unsigned(col_tiles), unsigned(y), unsigned(y > 0 ? ceil_div(row_blocks, y) : 0));
 }
 
-// ---- Microscaling (SPEC §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
-// NVFP4's S_enc of expert e (SPEC §3.3): from the caller's global amax, or the one tensor_amax reduced.
+// ---- Microscaling (docs/spec.md §3.3): MXFP8, MXFP4 (E8M0 scale per 32) and NVFP4 (E4M3 scale per 16) ----------
+// NVFP4's S_enc of expert e (docs/spec.md §3.3): from the caller's global amax, or the one tensor_amax reduced.
 __device__ __forceinline__ float nvfp4_s_enc(const Params& p, int e) {
     return nvfp4_encode_scale(p.global_amax ? p.global_amax[e] : __uint_as_float(p.amax_bits[e]));
 }
@@ -651,6 +666,7 @@ __device__ __forceinline__ uint8_t microscale_tile(const Params& p, int64_t m, c
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * mul;
+    saturate_in_place(v, p.quant);
     uint2 codes[kChunks];
     encode<kHwCvt>(v, p.quant.out, codes);
 #pragma unroll

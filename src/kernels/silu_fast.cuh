@@ -8,8 +8,8 @@
 
 namespace fq::cuda {
 
-// The largest |x| the fast path takes: exp(-x) stays normal without portable_exp_normal_range's clamp,
-// and silu_quotient's range holds.
+// The largest |x| the fast path takes: exp(-x) stays normal (portable_exp's reconstruction without its
+// overflow and subnormal branch), and silu_quotient's range holds.
 constexpr float kSiluInsideLimit = 86.5f;
 
 // SiLU's quotient x / d, d = 1 + exp(-x), without the range check and out-of-line call of the IEEE

@@ -138,7 +138,7 @@ def gemm(p, groups=1, m=40, n=128, k=200, pad=0, gmode=4, a_layout=5, quantize=2
 
 
 def gated(act=1, gate=1, group=None):
-    """GROUP_SIZE only when given: other schemes than PER_GROUP refuse one (SPEC §3.4); PER_GROUP's default is 128."""
+    """GROUP_SIZE only when given: other schemes than PER_GROUP refuse one (docs/spec.md §3.4); PER_GROUP's default is 128."""
     p = Program().desc().set_i32("ACTIVATION", act).set_i32("GATE_LAYOUT", gate)
     return p.set_i32("GROUP_SIZE", group) if group is not None else p
 

@@ -46,7 +46,7 @@ struct BenchCase {
     std::string describe() const;  // the progress line's label
 };
 
-// The rows the experts own (SPEC §5, docs/moe.md), as uploaded to the device once per shape.
+// The rows the experts own (docs/spec.md §5, docs/moe.md), as uploaded to the device once per shape.
 struct MoeRows {
     std::vector<int32_t> counts;   // MASKED: E valid row counts (MOE_COUNTS_POINTER); else empty
     std::vector<int32_t> offsets;  // CONTIGUOUS: E+1 packed offsets (MOE_OFFSETS_POINTER); else empty

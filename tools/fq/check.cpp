@@ -107,7 +107,7 @@ struct Variant {
     Tally tally;
 };
 
-// A measurement variant that breaks SPEC §0 on purpose says so in its description ("not bit-exact");
+// A measurement variant that breaks docs/spec.md §0 on purpose says so in its description ("not bit-exact");
 // every other variant, benchmark-only ones included, must match the host reference.
 bool not_bit_exact(const Variant& v) { return v.covers.find("not bit-exact") != std::string::npos; }
 

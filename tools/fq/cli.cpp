@@ -188,7 +188,7 @@ void Problem::configure(fqQuantDesc_t d, const float* static_scale) const {
     set(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, gate_block);
     set(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, rounding);
     set(FQ_QUANT_DESC_SCHEME, scheme);
-    if (scheme == FQ_SCHEME_PER_GROUP) set(FQ_QUANT_DESC_GROUP_SIZE, group);  // other schemes refuse it (SPEC §3.4)
+    if (scheme == FQ_SCHEME_PER_GROUP) set(FQ_QUANT_DESC_GROUP_SIZE, group);  // other schemes refuse it (docs/spec.md §3.4)
     set(FQ_QUANT_DESC_OUTPUT_TYPE, out);
     set(FQ_QUANT_DESC_SCALE_TYPE, resolved_scale_type());
     set(FQ_QUANT_DESC_SCALE_LAYOUT, layout);

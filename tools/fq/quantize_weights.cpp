@@ -1,7 +1,7 @@
 // fq quantize-weights: the bf16/fp16 weight matrices of a .safetensors checkpoint to FP8 with 128x128 block
 // scales (DeepSeek-V3 style), MXFP8 or NVFP4, written to a new .safetensors file with each weight's scales
 // beside it. Every other tensor is copied unchanged. Runs on the GPU when there is one, else on the host
-// backend: both give the same bytes (SPEC §0).
+// backend: both give the same bytes (docs/spec.md §0).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,14 +25,14 @@ copies every other tensor (and the file's __metadata__) unchanged.
                one per 128x128 tile: [ceil(M/128), ceil(K/128)] (--scale-layout row, DeepSeek-V3's
                "weight_scale_inv", the order cuBLASLt's BLK128x128_32F reads, with its rows padded to
                a multiple of 4), or [ceil(K/128), ceil(M/128)] (--scale-layout col).
-               Dequantize: w = q * scale_inv (scale = amax / qmax, SPEC §3.2).
+               Dequantize: w = q * scale_inv (scale = amax / qmax, docs/spec.md §3.2).
       mxfp8    values F8_E4M3 [M, K]; scales "<name>_scale", E8M0 bytes stored as U8, [M, ceil(K/32)].
       nvfp4    values U8 [M, K/2] (two e2m1 per byte, element 2i in the low nibble); block scales
                "<name>_scale", F8_E4M3 [M, ceil(K/16)]; tensor scale "<name>_scale_2", F32 scalar =
                global_amax / (448 * 6). Dequantize: w = e2m1(q) * scale * scale_2 (ModelOpt's names).
   --out-type e4m3fn|e5m2         block2d value type (default e4m3fn)
   --scale-layout row|col         block2d scale order (default row)
-  --pow2                         block2d: round scales up to powers of two (SPEC §3.2 POW2_CEIL)
+  --pow2                         block2d: round scales up to powers of two (docs/spec.md §3.2 POW2_CEIL)
   --skip WORD[,WORD...]          tensors to leave unquantized (default: embed,norm,lm_head)
   --backend auto|cuda|host       default auto: the GPU when one is usable
   --quiet                        no progress bar
@@ -122,7 +122,7 @@ float input_amax(const std::vector<uint8_t>& data, bool bf16) {
     for (size_t i = 0; i + 1 < data.size(); i += 2) {
         const uint16_t h = uint16_t(data[i] | (data[i + 1] << 8));
         const float v = bf16 ? fq::bf16_to_float(h) : fq::fp16_to_float(h);
-        a = std::fmax(a, std::fabs(v));  // NaN ignored, as SPEC §3.2's amax
+        a = std::fmax(a, std::fabs(v));  // NaN ignored, as docs/spec.md §3.2's amax
     }
     return a;
 }
@@ -248,7 +248,7 @@ int quantize_weights_main(int argc, char** argv) {
             out.write_next(p.scale_name, scales.data(), scales.size());
             bytes_out += values.size() + scales.size();
             if (o.scheme == FQ_SCHEME_NVFP4) {
-                // S_enc = 2688 / amax, or 1 where that is not a positive finite number (SPEC §3.3); scale_2 = 1 / S_enc.
+                // S_enc = 2688 / amax, or 1 where that is not a positive finite number (docs/spec.md §3.3); scale_2 = 1 / S_enc.
                 const float s_enc = 2688.0f / amax;
                 const float scale2 = (s_enc > 0.0f && std::isfinite(s_enc)) ? 1.0f / s_enc : 1.0f;
                 out.write_next(p.in->name + "_scale_2", &scale2, 4);

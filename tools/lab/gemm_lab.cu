@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     OpConfig& e = c.epi;
     e.rows = M; e.in_cols = N; e.in_ld = N; e.cols = H; e.out_ld = H;
     // LAB_ACT: the activation (silu, the default; identity: y = g * u, the cheapest epilogue arithmetic; gelu;
-    // swiglu: SwiGLU-OAI, SPEC's default alpha / beta / limit)
+    // swiglu: SwiGLU-OAI, docs/spec.md §2's default alpha / beta / limit)
     const std::string act = getenv("LAB_ACT") ? getenv("LAB_ACT") : "silu";
     if (act != "silu" && act != "identity" && act != "gelu" && act != "swiglu") {  // not SiLU in silence
         std::fprintf(stderr, "LAB_ACT=%s: silu, identity, gelu or swiglu\n", act.c_str());

@@ -23,7 +23,7 @@ constexpr int M = 16384, K = 7168, KS = K / 32;  // scale columns (a multiple of
 
 enum Store { kRow, kSwz, kNone, kRow4, kSwz4 };
 
-// The swizzled offset of scale (m, k) (SPEC §4: 128 x 4 tiles, 512 bytes each, tiles row-major).
+// The swizzled offset of scale (m, k) (docs/spec.md §4: 128 x 4 tiles, 512 bytes each, tiles row-major).
 __device__ __forceinline__ int swz_offset(int m, int k) {
     return ((m >> 7) * (KS / 4) + (k >> 2)) * 512 + (m & 31) * 16 + ((m >> 5) & 3) * 4 + (k & 3);
 }

@@ -1,5 +1,5 @@
 """PyTorch (CPU, CUDA) and CuPy arrays; on CUDA: every result must equal the host
-reference's bytes (SPEC §0). Skipped, not passed, where there is no CUDA device or no torch / cupy."""
+reference's bytes (docs/spec.md §0). Skipped, not passed, where there is no CUDA device or no torch / cupy."""
 import ml_dtypes
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""MXFP8 / MXFP4 / NVFP4 (SPEC §3.3) against ml_dtypes decoding of e8m0, fp8 and fp4 (float4_e2m1fn).
+"""MXFP8 / MXFP4 / NVFP4 (docs/spec.md §3.3) against ml_dtypes decoding of e8m0, fp8 and fp4 (float4_e2m1fn).
 The host backend implements them; on a backend that answers NOT_SUPPORTED (no kernel for the scheme yet)
 these oracle tests skip."""
 import ml_dtypes
@@ -19,7 +19,7 @@ def quantize_or_skip(x, **attrs):
 
 
 def unpack_fp4(packed, cols):
-    """Decoded e2m1 values of bytes holding two per byte, element 2i in the low nibble (SPEC §1)."""
+    """Decoded e2m1 values of bytes holding two per byte, element 2i in the low nibble (docs/spec.md §1)."""
     codes = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(packed.shape[0], -1)[:, :cols]
     return codes.astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
 
@@ -31,7 +31,7 @@ def half_ulp(t, fmt):
 
 
 def pow2_ceil(v):
-    """2^ceil(log2 v): e8m0_roundup of SPEC §3.3 for positive normal v."""
+    """2^ceil(log2 v): e8m0_roundup of docs/spec.md §3.3 for positive normal v."""
     m, e = np.frexp(v)
     return np.where(m == 0.5, v, np.ldexp(1.0, e))
 

@@ -1,4 +1,4 @@
-"""fusedquant.quantize on the host backend, checked against a float64 NumPy model of SPEC.md with ml_dtypes
+"""fusedquant.quantize on the host backend, checked against a float64 NumPy model of docs/spec.md with ml_dtypes
 as the independent decoder of fp8 / e8m0 bytes."""
 import math
 
@@ -25,7 +25,7 @@ ACT = {
 
 
 def split(x, gate_layout, gate_order="gate_first", block=32):
-    """(gate, up) of gated rows x [M, 2H] (SPEC §2)."""
+    """(gate, up) of gated rows x [M, 2H] (docs/spec.md §2)."""
     m, w = x.shape
     if gate_layout == "split":
         a, b = x[:, : w // 2], x[:, w // 2:]
@@ -38,7 +38,7 @@ def split(x, gate_layout, gate_order="gate_first", block=32):
 
 
 def reference(x, activation="identity", gate_layout="none", **kw):
-    """(y in float64, the error bound of the library's fp32 evaluation of y): SPEC §2's formulas in fp32 carry
+    """(y in float64, the error bound of the library's fp32 evaluation of y): docs/spec.md §2's formulas in fp32 carry
     a few ulps relative error plus an absolute one where 1 + tanh / 1 + erf cancel (GELU's negative tail)."""
     x = x.astype(np.float64)
     if gate_layout == "none":
@@ -67,7 +67,7 @@ def group_view(a, scheme, group):
 
 def check_quantized(ref, q, scales, out_dtype="fp8_e4m3fn", scheme="per_group", group=128, pow2=False,
                     qmax=None):
-    """The scales are SPEC §3.2's, and every decoded value is y / s rounded to nearest in the format."""
+    """The scales are docs/spec.md §3.2's, and every decoded value is y / s rounded to nearest in the format."""
     y, y_err = ref
     fmt = FORMATS[out_dtype]
     info = ml_dtypes.finfo(fmt) if fmt is not np.int8 else None

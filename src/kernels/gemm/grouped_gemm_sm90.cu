@@ -73,7 +73,7 @@ constexpr int kFinishRowsBarrier = 3;   // ... and meet at this named barrier be
 constexpr int kProducerRegs = 88, kConsumerRegs = 208;
 static_assert(kProducerRegs + 2 * kConsumerRegs == 3 * 168, "the registers the launch gives");
 
-// Where the gate and up columns of an output column sit in a C tile (SPEC §2 gate layouts), decided by how the
+// Where the gate and up columns of an output column sit in a C tile (docs/spec.md §2 gate layouts), decided by how the
 // B tile was loaded: two 64-row boxes (the "first" and "second" columns of 64 outputs), or one 128-row run.
 enum class Pairing {
     Halves,    // SPLIT, BLOCK_INTERLEAVED with blocks of 64k: output i <- tile columns i and 64 + i
@@ -142,7 +142,7 @@ struct Params {
     const float* b_scales;
     uint16_t* c_out;
     uint16_t* d_out;
-    // Activation (SPEC §2).
+    // Activation (docs/spec.md §2).
     Act act;
     Rounding rounding;
     SwigluParams swiglu;
@@ -150,12 +150,12 @@ struct Params {
     GateOrder order;
     int64_t gate_block;
     const float* prob;
-    // Quantization (SPEC §3.2), rowwise into out/scales, columnwise into col_out/col_scales.
+    // Quantization (docs/spec.md §3.2), rowwise into out/scales, columnwise into col_out/col_scales.
     QuantParams qp;
     const float* scale_ub;
     int32_t group, col_block, group_log2, col_block_log2;  // powers of two
     bool rowwise, columnwise, col_transpose, stash;
-    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only, SiLU or SwiGLU-OAI
+    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only (no qmax override), SiLU or SwiGLU-OAI
     uint8_t* out;
     int64_t out_ld;
     uint8_t* scales;
@@ -362,7 +362,7 @@ __device__ __forceinline__ void gate_up4(const Params& p, const uint32_t* srow, 
     }
 }
 
-// act(g) * u (SPEC §2) of four outputs, the activation fixed at compile time. SiLU and SwiGLU-OAI take the
+// act(g) * u (docs/spec.md §2) of four outputs, the activation fixed at compile time. SiLU and SwiGLU-OAI take the
 // fused kernels' fast path (silu_fast.cuh: the same bits) where all four inputs are inside its range and the
 // intermediates are fp32; everything else goes through the shared exact code.
 template <Act A>
@@ -426,7 +426,7 @@ __device__ __forceinline__ uint32_t fp8_codes(const float (&v)[N], __nv_fp8_inte
 }
 
 // The codes of N values of one quantization group, little-endian in a word (N <= 4): y / s (or y * (1/s) under
-// MULTIPLY_RECIPROCAL) as the quantizer's code (SPEC §3.2), the same byte as quantize_value. The group's
+// MULTIPLY_RECIPROCAL) as the quantizer's code (docs/spec.md §3.2), the same byte as quantize_value. The group's
 // decisions are taken once for the N values: the fused kernels' three-instruction quotient where it is exact
 // (`in_range`: the group's amax bounds |y|), and the hardware fp8 conversion (two values a cvt). v is overwritten.
 template <int N>
@@ -442,6 +442,10 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     } else {
 #pragma unroll
         for (int k = 0; k < N; ++k) v[k] = v[k] / d.s;
+    }
+    if (has_saturation_bound(q)) {  // a qmax override bounds the codes (docs/spec.md §3.4); cvt knows the format's only
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[k] = saturate(v[k], q);
     }
     uint32_t code = 0;
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
@@ -549,7 +553,7 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
                 make_uint2(pack_bf16x2_exact(y[i][0], y[i][1]), pack_bf16x2_exact(y[i][2], y[i][3]));
         }
     if (!p.rowwise) return;
-    float amax[kRows];  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+    float amax[kRows];  // fmaxf from 0: NaN ignored, as docs/spec.md §3.2 says
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
         amax[i] = 0.0f;
@@ -619,7 +623,7 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-        amax[i] = 0.0f;  // fmaxf from 0: NaN ignored, as SPEC §3.2 says
+        amax[i] = 0.0f;  // fmaxf from 0: NaN ignored, as docs/spec.md §3.2 says
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             y[i][k] = o.in ? prob[i] * y[i][k] : 0.0f;  // prob is 1 without routing probabilities
@@ -682,7 +686,7 @@ __device__ __forceinline__ bool unit_rows(const Params& p, const Unit& u, int lo
     });
     return any;
 }
-// The scales' upper bound (SPEC §3.2), NaN for none.
+// The scales' upper bound (docs/spec.md §3.2), NaN for none.
 __device__ __forceinline__ float scale_upper_bound(const Params& p) {
     return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
 }
@@ -1341,7 +1345,7 @@ __device__ __forceinline__ void row_pair_epilogue(const Params& p, PairStorage& 
                 if (!inside(gate_of(j), up_of(j))) y[j] = gated_exact<A>(gate_of(j), up_of(j), p.swiglu);
         }
         // prob, and outputs past h out of the amaxes (they are not written)
-        float amax[2] = {0.0f, 0.0f};  // per 32-output group of the tile, fmaxf from 0: NaN ignored (SPEC §3.2)
+        float amax[2] = {0.0f, 0.0f};  // per 32-output group of the tile, fmaxf from 0: NaN ignored (docs/spec.md §3.2)
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             if (p.prob) y[j] = prob * y[j];
@@ -1796,7 +1800,7 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
     p.col_transpose = e.col_transpose;
     p.stash = c.quantize || c.d_out || c.c_out;
     p.lean = p.rowwise && !p.columnwise && !p.c_out && !p.d_out && p.rounding == Rounding::Fp32 &&
-             (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal &&
+             (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal && !has_saturation_bound(p.qp) &&
              (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
     // MoE units as segments (for_each_unit), where no columnwise block spans the groups of a tile
     bool segments = p.offsets && p.groups > 1 && !p.columnwise;

@@ -59,7 +59,7 @@ c_enums! {
     }
     /// Compute backend of a handle (`fqBackend`).
     Backend = "fqBackend" { Host = FQ_BACKEND_HOST, Cuda = FQ_BACKEND_CUDA, }
-    /// Activation applied before quantization (`fqActivation`, SPEC §2).
+    /// Activation applied before quantization (`fqActivation`, docs/spec.md §2).
     Activation = "fqActivation" {
         Identity = FQ_ACTIVATION_IDENTITY, Silu = FQ_ACTIVATION_SILU, GeluErf = FQ_ACTIVATION_GELU_ERF,
         GeluTanh = FQ_ACTIVATION_GELU_TANH, Relu = FQ_ACTIVATION_RELU,
@@ -76,13 +76,13 @@ c_enums! {
     IntermediateRounding = "fqIntermediateRounding" {
         Fp32 = FQ_ROUNDING_FP32, RoundProduct = FQ_ROUNDING_ROUND_PRODUCT, RoundBoth = FQ_ROUNDING_ROUND_BOTH,
     }
-    /// Quantization scheme (`fqQuantScheme`, SPEC §3.1).
+    /// Quantization scheme (`fqQuantScheme`, docs/spec.md §3.1).
     QuantScheme = "fqQuantScheme" {
         PerTensorStatic = FQ_SCHEME_PER_TENSOR_STATIC, PerTensorDynamic = FQ_SCHEME_PER_TENSOR_DYNAMIC,
         PerToken = FQ_SCHEME_PER_TOKEN, PerGroup = FQ_SCHEME_PER_GROUP, Block2d = FQ_SCHEME_BLOCK_2D,
         Mxfp8 = FQ_SCHEME_MXFP8, Mxfp4 = FQ_SCHEME_MXFP4, Nvfp4 = FQ_SCHEME_NVFP4,
     }
-    /// Where scale S[m, k] lives in the scale buffer (`fqScaleLayout`, SPEC §4).
+    /// Where scale S[m, k] lives in the scale buffer (`fqScaleLayout`, docs/spec.md §4).
     ScaleLayout = "fqScaleLayout" {
         RowMajor = FQ_SCALE_LAYOUT_ROW_MAJOR, ColMajor = FQ_SCALE_LAYOUT_COL_MAJOR,
         ColMajorTma = FQ_SCALE_LAYOUT_COL_MAJOR_TMA, Swizzled128x4 = FQ_SCALE_LAYOUT_SWIZZLED_128X4,
@@ -96,7 +96,7 @@ c_enums! {
     ScaleApply = "fqScaleApply" {
         Divide = FQ_SCALE_APPLY_DIVIDE, MultiplyReciprocal = FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL,
     }
-    /// MoE input arrangement (`fqMoeLayout`, SPEC §5).
+    /// MoE input arrangement (`fqMoeLayout`, docs/spec.md §5).
     MoeLayout = "fqMoeLayout" {
         None = FQ_MOE_LAYOUT_NONE, Contiguous = FQ_MOE_LAYOUT_CONTIGUOUS, Masked = FQ_MOE_LAYOUT_MASKED,
     }

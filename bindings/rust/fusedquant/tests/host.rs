@@ -338,7 +338,7 @@ fn loaded_library_matches_the_header_version() {
     assert_eq!(version(), HEADER_VERSION);
 }
 
-/// S[m, k] of a SWIZZLED_128X4 block of `groups` groups (SPEC §4's formula), for the repack tests.
+/// S[m, k] of a SWIZZLED_128X4 block of `groups` groups (docs/spec.md §4's formula), for the repack tests.
 fn swizzled_offset(groups: i64, m: i64, k: i64) -> usize {
     ((m / 128) * ((groups + 3) / 4) * 512 + (k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + k % 4) as usize
 }
