@@ -194,6 +194,27 @@ std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t
            " want " + std::to_string(want[first]);
 }
 
+// The 8 outputs around the first differing byte (one byte a value), with the input words they are computed
+// from: enough to tell from a log alone which element or rule differs.
+std::string around_first_difference(const Case& c, const std::vector<uint16_t>& input, const std::vector<uint8_t>& got,
+                                    const std::vector<uint8_t>& want) {
+    size_t i = 0;
+    while (i < got.size() && got[i] == want[i]) ++i;
+    const int64_t row = int64_t(i) / c.cols, col0 = (int64_t(i) % c.cols) / 8 * 8;
+    const bool gated = c.gate != FQ_GATE_LAYOUT_NONE;
+    const int64_t in_cols = gated ? 2 * c.cols : c.cols, ld = in_cols + c.in_pad;
+    std::string s = "row " + std::to_string(row) + ", outputs " + std::to_string(col0) + "..:";
+    char cell[64];
+    for (int64_t j = col0; j < std::min(col0 + 8, c.cols); ++j) {
+        const size_t o = size_t(row * c.cols + j);
+        const size_t x = size_t(c.misalign + row * ld + j);  // the first input word of output j (split: the gate)
+        std::snprintf(cell, sizeof cell, " [%lld in 0x%04x got 0x%02x want 0x%02x]", static_cast<long long>(j),
+                      unsigned(input[x]), unsigned(got[o]), unsigned(want[o]));
+        s += cell;
+    }
+    return s;
+}
+
 // Runs `c` on the host and on every CUDA variant of `gpu` that accepts it; each must match byte for byte.
 void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) {
     CAPTURE(c.describe());
@@ -297,6 +318,7 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         const std::vector<uint8_t> got_out = d_out.download(), got_scales = d_scales.download();
         std::string diff = byte_diff(got_out, want_out);
         CHECK_MESSAGE(diff.empty(), "values: ", diff);
+        if (!diff.empty() && c.out != FQ_TYPE_FP4_E2M1) MESSAGE(around_first_difference(c, input, got_out, want_out));
         std::vector<uint8_t> want_skewed(size_t(c.scale_skew), 0xAB);
         want_skewed.insert(want_skewed.end(), want_scales.begin(), want_scales.end());
         CHECK_MESSAGE(got_scales == want_skewed, "scale bytes differ");
@@ -725,6 +747,7 @@ TEST_CASE("a captured CUDA graph replays with new data and a new static scale at
             in.upload(x);
             d_scale.upload({s});
             CUDA_OK(cudaMemset(out.p, 0xAB, out.n));
+            CUDA_OK(cudaDeviceSynchronize());  // the legacy stream's memset before the non-blocking stream's work
             CUDA_OK(cudaGraphLaunch(exec, stream));
             CUDA_OK(cudaStreamSynchronize(stream));
             const Expected want = host_result(x, rows, h, scheme, &s);
@@ -847,6 +870,8 @@ TEST_CASE("a captured CUDA graph replays MXFP8, NVFP4 (workspace amax), MoE layo
             d_offsets.upload(offsets);
             d_counts.upload(counts);
             for (auto* b : {&d_out, &d_scales, &d_col, &d_col_scales}) CUDA_OK(cudaMemset(b->p, 0xAB, std::max<size_t>(b->n, 1)));
+            // cudaMemset runs on the legacy stream, which a non-blocking stream does not wait for.
+            CUDA_OK(cudaDeviceSynchronize());
             CUDA_OK(cudaGraphLaunch(exec, stream));
             CUDA_OK(cudaStreamSynchronize(stream));
 

@@ -176,11 +176,12 @@ struct OnDevice {
         configure(d, p, static_cast<const float*>(static_scale.p), col.p, shape.col_scales.empty() ? nullptr : col_scales.p);
         REQUIRE(reset());
     }
-    // Poisons every output again (synchronous).
+    // Poisons every output again, finished before it returns: cudaMemset runs on the legacy stream, which
+    // the non-blocking streams of these tests do not wait for.
     bool reset() {
         bool ok = true;
         for (Raw* r : {&out, &scales, &col, &col_scales, &workspace}) ok &= cudaMemset(r->p, kPoison, std::max<size_t>(r->n, 1)) == cudaSuccess;
-        return ok;
+        return ok && cudaDeviceSynchronize() == cudaSuccess;
     }
     // `input`: another device's input, to hand the handle a pointer of another device.
     fqStatus_t quantize(fqHandle_t h, cudaStream_t stream, const void* input = nullptr) {

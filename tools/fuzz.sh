@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target tests/fuzz/fuzz_api (clang++, ASan + UBSan, host backend) and runs it:
 #   1. every file of the repository's corpus once (the seeds and the kept crash reproducers: a regression
-#      test), and the reproducers in tests/fuzz/pending/ (bugs not fixed yet: reported, not failing);
+#      test);
 #   2. fuzzing for SECONDS (default 60) starting from that corpus;
 #   3. coverage: a second build of the target with clang's source-based coverage (no sanitizers) replays the
 #      corpus and what step 2 found, prints llvm-cov's report per source file of src/, and fails when a
@@ -38,17 +38,6 @@ if ! "$fuzzer" -runs=0 "${seeds[@]}" >"$build/replay.log" 2>&1; then
   echo "fuzz: FAILED on a corpus file"
   exit 1
 fi
-# Reproducers of bugs being fixed on another branch: each is reported; one that runs clean now belongs in
-# corpus/ (git mv tests/fuzz/pending/F tests/fuzz/corpus/), where it is a regression test.
-for f in tests/fuzz/pending/*.bin; do
-  [[ -e $f ]] || continue
-  if "$fuzzer" -runs=0 "$f" >"$build/pending.log" 2>&1; then
-    echo "fuzz: pending $f runs clean now: move it to tests/fuzz/corpus/"
-  else
-    echo "fuzz: pending $f still fails: $(grep -m1 -oE '(ERROR|runtime error|broken promise): .*' "$build/pending.log" | cut -c1-120)"
-  fi
-done
-
 # 2. Fuzzing, bounded in time. Inputs up to 4 KiB; one input may take at most 20 s.
 mkdir -p "$build/corpus" "$build/artifacts"
 parallel=()

@@ -317,7 +317,8 @@ enum fqQuantDescAttribute {
     FQ_QUANT_DESC_SCHEME = 5,                 /**< int32_t fqQuantScheme, default PER_GROUP */
     FQ_QUANT_DESC_GROUP_SIZE = 6,             /**< int32_t: 32, 64 or 128 for PER_GROUP, default 128; under another
                                                    scheme refused unless unset (0) or its own block: MXFP8/MXFP4
-                                                   32, NVFP4 16, BLOCK_2D 128 */
+                                                   32, NVFP4 16, BLOCK_2D 128. Setting 0 restores the
+                                                   default: it reads back as 128 */
     FQ_QUANT_DESC_OUTPUT_TYPE = 7,            /**< int32_t fqDataType of the values, default FP8_E4M3FN */
     FQ_QUANT_DESC_SCALE_TYPE = 8,             /**< int32_t fqDataType of the scales, default FP32 */
     FQ_QUANT_DESC_SCALE_LAYOUT = 9,           /**< int32_t fqScaleLayout, default ROW_MAJOR */
