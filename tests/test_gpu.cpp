@@ -564,7 +564,7 @@ TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial
         inter.prob = true;
         cases.push_back(inter);
         Case blocks;
-        blocks.rows = rows, blocks.cols = 1000, blocks.gate = FQ_GATE_LAYOUT_BLOCK_INTERLEAVED;
+        blocks.rows = rows, blocks.cols = 1056, blocks.gate = FQ_GATE_LAYOUT_BLOCK_INTERLEAVED;
         blocks.group = 64, blocks.rounding = 1, blocks.misalign = 1;
         cases.push_back(blocks);
         Case int8;

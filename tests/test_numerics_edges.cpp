@@ -166,3 +166,26 @@ TEST_CASE("NVFP4 S_enc through the API: a global amax of 0, -1, +Inf, NaN or 2^-
         CHECK(std::vector<uint8_t>(r.out.begin(), r.out.begin() + 8) == std::vector<uint8_t>{0xD7, 0x12, 0, 0, 0, 0, 0, 0});
     }
 }
+
+TEST_CASE("a group's amax ignores every NaN, signalling ones too (bf16 0x7F81, 0xFF81), wherever they stand") {
+    // Identity, per-group 32, e4m3fn: the group's finite amax is 32 whatever NaNs it holds. With fmaxf the
+    // host's running max restarted after a signalling NaN where glibc's fmaxf answers NaN (GCC 13's build).
+    for (const uint16_t nan_bits : {uint16_t(0x7FC0), uint16_t(0x7F81), uint16_t(0xFF81), uint16_t(0xFFFF)})
+        for (const size_t at : {size_t(5), size_t(30)}) {
+            CAPTURE(nan_bits);
+            CAPTURE(at);
+            std::vector<float> x(32);
+            for (int i = 0; i < 32; ++i) x[size_t(i)] = float(32 - i);  // the amax first: a restart would lose it
+            std::vector<uint16_t> in = to_bf16(x);
+            in[at] = nan_bits;
+            Desc d;
+            d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_PER_GROUP).i32(FQ_QUANT_DESC_GROUP_SIZE, 32);
+            HostRun r(d, in, 1, 32, 32, 32);
+            REQUIRE_MESSAGE(r.status == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+            float scale;
+            std::memcpy(&scale, r.scales.data(), 4);
+            CHECK(scale == 32.0f / 448.0f);
+            CHECK(r.out[at] == 0x7F);
+            CHECK(r.out[0] == 0x7E);  // 32 / (32 / 448) = 448
+        }
+}

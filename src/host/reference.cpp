@@ -39,10 +39,14 @@ void activate_input_row(const OpConfig& c, const uint16_t* in, int64_t r, float*
     activate_row(c, in + r * c.in_ld, c.row_prob ? c.row_prob[r] : 1.0f, y);
 }
 
-// docs/spec.md §3.2: amax with fmaxf semantics (NaN ignored).
+// docs/spec.md §3.2: amax, every NaN ignored. A comparison, not fmaxf: glibc's fmaxf answers NaN when an
+// argument is a signalling NaN, after which the running max restarts (seen with GCC 13's code).
 float amax_of(const float* y, int64_t n) {
     float a = 0.0f;
-    for (int64_t i = 0; i < n; ++i) a = fmaxf(a, fabsf(y[i]));
+    for (int64_t i = 0; i < n; ++i) {
+        const float m = fabsf(y[i]);
+        a = m > a ? m : a;
+    }
     return a;
 }
 
