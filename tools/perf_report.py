@@ -176,9 +176,10 @@ def print_peer_tables(fq, peers):
             ps = by_peer.get((name, r["tokens"], r["hidden"]), [])
             comp = next((p for p in ps if p["peer"] == "torch.compile"), None)
             best = min((p["us"] for p in ps), default=None)
+            compiled = f"{comp['us']:.2f}" if comp else "-"  # "-": no peer measured at this shape
+            ratio = f"{best / r['us']:.2f}x" if best else "-"
             print(f"| {r['layout']} | {r['tokens']} | {r['hidden']} | {copy_label(r)} | {us_range(r)} | "
-                  f"{r['pct_of_copy']:.1f}% | {r['kernel']} | {comp['us'] if comp else float('nan'):.2f} | "
-                  f"{(best / r['us']) if best else float('nan'):.2f}x |")
+                  f"{r['pct_of_copy']:.1f}% | {r['kernel']} | {compiled} | {ratio} |")
 
 
 def print_main_tables(bench, pdl, hwexp, block2d, sweeps):
