@@ -65,7 +65,7 @@ TEST_CASE("fq::Handle creates a host handle and reads and writes its attributes"
     CHECK(fq::version() == FQ_VERSION_NUMBER);
 }
 
-TEST_CASE("fq::TensorLayout holds type, rows, columns and stride; ld 0 means packed rows") {
+TEST_CASE("fq::TensorLayout holds type, rows, columns and stride (ld 0: packed rows)") {
     fq::TensorLayout t(FQ_TYPE_BF16, 4, 6);
     CHECK(t.dtype() == FQ_TYPE_BF16);
     CHECK(t.rows() == 4);
@@ -84,7 +84,7 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
     CHECK(d.activation() == FQ_ACTIVATION_IDENTITY);  // the C defaults
     CHECK(d.scheme() == FQ_SCHEME_PER_GROUP);
     CHECK(d.group_size() == 128);
-    const float f = 1.0f;
+    const float f[4] = {};
     const int32_t i = 0;
     int8_t buf[2];
     d.set_activation(FQ_ACTIVATION_SWIGLU_OAI)
@@ -95,7 +95,7 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
         .set_swiglu_alpha(1.5f)
         .set_swiglu_beta(0.5f)
         .set_swiglu_limit(6.0f)
-        .set_row_prob(&f)
+        .set_row_prob(f)
         .set_scheme(FQ_SCHEME_MXFP8)
         .set_group_size(32)
         .set_output_type(FQ_TYPE_FP8_E5M2)
@@ -106,9 +106,9 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
         .set_scale_apply(FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL)
         .set_qmax(200.0f)
         .set_min_scale(1e-6f)
-        .set_static_scale(&f + 1)
-        .set_scale_ub(&f + 2)
-        .set_global_amax(&f + 3)
+        .set_static_scale(f + 1)
+        .set_scale_ub(f + 2)
+        .set_global_amax(f + 3)
         .set_moe_layout(FQ_MOE_LAYOUT_CONTIGUOUS)
         .set_moe_num_experts(4)
         .set_moe_offsets(&i)
@@ -126,7 +126,7 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
     CHECK(d.swiglu_alpha() == 1.5f);
     CHECK(d.swiglu_beta() == 0.5f);
     CHECK(d.swiglu_limit() == 6.0f);
-    CHECK(d.row_prob() == &f);
+    CHECK(d.row_prob() == f);
     CHECK(d.scheme() == FQ_SCHEME_MXFP8);
     CHECK(d.group_size() == 32);
     CHECK(d.output_type() == FQ_TYPE_FP8_E5M2);
@@ -137,9 +137,9 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
     CHECK(d.scale_apply() == FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL);
     CHECK(d.qmax() == 200.0f);
     CHECK(d.min_scale() == 1e-6f);
-    CHECK(d.static_scale() == &f + 1);
-    CHECK(d.scale_ub() == &f + 2);
-    CHECK(d.global_amax() == &f + 3);
+    CHECK(d.static_scale() == f + 1);
+    CHECK(d.scale_ub() == f + 2);
+    CHECK(d.global_amax() == f + 3);
     CHECK(d.moe_layout() == FQ_MOE_LAYOUT_CONTIGUOUS);
     CHECK(d.moe_num_experts() == 4);
     CHECK(d.moe_offsets() == &i);
@@ -210,7 +210,22 @@ TEST_CASE("a refused call throws fq::Error with the library's status and message
     }
     SUBCASE("setter") {
         fq::QuantDesc d;
-        CHECK_THROWS_WITH_AS(d.set_group_size(48), doctest::Contains("FQ_STATUS_INVALID_VALUE"), fq::Error);
+        try {
+            d.set_activation(static_cast<fqActivation>(99));  // outside the enum: refused when set
+            FAIL("no exception");
+        } catch (const fq::Error& e) {
+            CHECK(e.status() == FQ_STATUS_INVALID_VALUE);
+            CHECK(e.message().find("99") != std::string::npos);
+        }
+        CHECK(d.activation() == FQ_ACTIVATION_IDENTITY);
+    }
+    SUBCASE("execution") {
+        fq::Handle h(FQ_BACKEND_HOST);
+        fq::QuantDesc d;
+        d.set_group_size(48);  // checked where used
+        fq::TensorLayout in(FQ_TYPE_BF16, 1, 128), out(FQ_TYPE_FP8_E4M3FN, 1, 128);
+        CHECK_THROWS_WITH_AS((void)h.query_support(d, in, out),
+                             "FQ_STATUS_INVALID_VALUE: FQ_QUANT_DESC_GROUP_SIZE: 48 is not 32, 64 or 128", fq::Error);
     }
     SUBCASE("a use of a moved-from object") {
         fq::Handle h(FQ_BACKEND_HOST);

@@ -22,6 +22,7 @@ test "$(pkg-config --variable=prefix fusedquant)" = "$prefix"
 # shellcheck disable=SC2046  # the flags are words
 "$cc" -std=c99 -Wall -Werror -o "$tmp/via-pkg-config" "$src/tests/install/consumer/consumer.c" \
     $(pkg-config --cflags --libs fusedquant)
+printf 'through pkg-config: '
 "$tmp/via-pkg-config"
 
 # shellcheck disable=SC2046
@@ -33,4 +34,5 @@ echo "examples/quickstart.cpp built with the installed fusedquant.hpp and ran"
 "$cmake" -S "$src/tests/install/consumer" -B "$tmp/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_C_COMPILER="$cc" >/dev/null
 "$cmake" --build "$tmp/consumer-build" >/dev/null
+printf 'through find_package: '
 "$tmp/consumer-build/consumer"
