@@ -3,6 +3,7 @@
 // directory only, as a user's program is.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -312,6 +313,37 @@ TEST_CASE("SiLU + FP8 per-group-128 through fq::Handle writes the C API's bytes 
     h.quantize(d, in, x.data(), out, q2.data(), scales2[0].data());
     CHECK(q2 == c_q);
     CHECK(std::memcmp(scales2[0].data(), c_scales.data(), c_scale_bytes) == 0);
+}
+
+TEST_CASE("fq::Handle::grouped_gemm writes the C API's bytes on the host backend") {
+    const int64_t M = 8, N = 256, K = 128, H = N / 2;  // two groups: rows [0, 5) and [5, 8)
+    std::mt19937 rng(3);
+    auto fp8 = [&](size_t n) {  // e4m3 codes without the NaNs 0x7F / 0xFF
+        std::vector<uint8_t> v(n);
+        for (auto& b : v) b = static_cast<uint8_t>(rng() % 0x7F | (rng() & 0x80));
+        return v;
+    };
+    const std::vector<uint8_t> a = fp8(M * K), b = fp8(2 * N * K);
+    const std::vector<float> a_scales(8, 1.0f / 1024), b_scales(2 * 2, 1.0f / 512);  // A: ld round_up(M, 4)
+    const int32_t offsets[3] = {0, 5, 8};
+
+    fq::Handle h(FQ_BACKEND_HOST);
+    fq::GroupedGemmDesc gemm;
+    gemm.set_num_groups(2).set_group_offsets(offsets);
+    fq::QuantDesc epilogue;
+    epilogue.set_activation(FQ_ACTIVATION_SILU).set_gate_layout(FQ_GATE_LAYOUT_SPLIT);
+    fq::TensorLayout la(FQ_TYPE_FP8_E4M3FN, M, K), lb(FQ_TYPE_FP8_E4M3FN, 2 * N, K), lo(FQ_TYPE_FP8_E4M3FN, M, H);
+    const size_t scale_bytes = gemm.scale_buffer_size(epilogue, M, H);
+    std::vector<uint8_t> q(M * H, 0xAA), scales(scale_bytes, 0xAA);
+    h.grouped_gemm(gemm, epilogue, la, a.data(), a_scales.data(), lb, b.data(), b_scales.data(), lo, q.data(),
+                   scales.data());
+
+    std::vector<uint8_t> c_q(M * H, 0x55), c_scales(scale_bytes, 0x55);
+    ok(fqGroupedGemm(h.get(), gemm.get(), epilogue.get(), la.get(), a.data(), a_scales.data(), lb.get(), b.data(),
+                     b_scales.data(), lo.get(), c_q.data(), c_scales.data(), scale_bytes, nullptr));
+    CHECK(q == c_q);
+    CHECK(scales == c_scales);
+    CHECK(std::count(q.begin(), q.end(), 0) < static_cast<long>(q.size()) / 2);  // not a trivial all-zero output
 }
 
 TEST_CASE("a moved-from object owns nothing: the C object is destroyed once, by its last owner") {
