@@ -177,17 +177,17 @@ size_t size_bytes(const C& c) { return std::size(c) * sizeof(*std::data(c)); }
 template <class C>
 constexpr bool is_writable_v = !std::is_const_v<std::remove_pointer_t<decltype(std::data(std::declval<C&>()))>>;
 
-/** Bytes from a layout's first element to its last one's end (rows - 1 strides plus a row; FP4 two a byte). */
+/** Bytes from a layout's first element to its last one's end (rows - 1 strides plus a row; FP4 two a byte).
+ *  The library has checked that rows x ld elements are a byte count that fits int64_t. */
 inline size_t extent_bytes(const TensorLayout& t) {
     if (t.rows() == 0 || t.cols() == 0) return 0;
-    int64_t bits = 8;
+    const int64_t elements = (t.rows() - 1) * t.ld() + t.cols();
     switch (t.dtype()) {
-        case FQ_TYPE_FP32: case FQ_TYPE_INT32: bits = 32; break;
-        case FQ_TYPE_FP16: case FQ_TYPE_BF16: bits = 16; break;
-        case FQ_TYPE_FP4_E2M1: bits = 4; break;
-        default: bits = 8;
+        case FQ_TYPE_FP32: case FQ_TYPE_INT32: return static_cast<size_t>(elements * 4);
+        case FQ_TYPE_FP16: case FQ_TYPE_BF16: return static_cast<size_t>(elements * 2);
+        case FQ_TYPE_FP4_E2M1: return static_cast<size_t>((elements + 1) / 2);
+        default: return static_cast<size_t>(elements);
     }
-    return static_cast<size_t>((((t.rows() - 1) * t.ld() + t.cols()) * bits + 7) / 8);
 }
 /** Throws FQ_STATUS_INSUFFICIENT_BUFFER where a host buffer of `bytes` is smaller than `layout` spans. */
 inline void check_holds(const char* name, size_t bytes, const TensorLayout& layout, const char* what) {
