@@ -68,12 +68,12 @@ TEST_CASE("fq::Handle creates a host handle and reads and writes its attributes"
 
 TEST_CASE("fq::TensorLayout holds type, rows, columns and stride (ld 0: packed rows)") {
     fq::TensorLayout t(FQ_TYPE_BF16, 4, 6);
-    CHECK(t.dtype() == FQ_TYPE_BF16);
+    CHECK(t.type() == FQ_TYPE_BF16);
     CHECK(t.rows() == 4);
     CHECK(t.cols() == 6);
     CHECK(t.ld() == 6);
-    t.set_ld(8).set_cols(8).set_rows(2).set_dtype(FQ_TYPE_FP16);
-    CHECK(t.dtype() == FQ_TYPE_FP16);
+    t.set_ld(8).set_cols(8).set_rows(2).set_type(FQ_TYPE_FP16);
+    CHECK(t.type() == FQ_TYPE_FP16);
     CHECK(t.rows() == 2);
     CHECK(t.cols() == 8);
     CHECK(t.ld() == 8);
@@ -118,7 +118,7 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
         .set_columnwise_block(128)
         .set_columnwise_transpose(true)
         .set_columnwise_output(buf)
-        .set_columnwise_scales(buf + 1);
+        .set_columnwise_scale(buf + 1);
     CHECK(d.activation() == FQ_ACTIVATION_SWIGLU_OAI);
     CHECK(d.gate_layout() == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED);
     CHECK(d.gate_order() == FQ_GATE_ORDER_UP_FIRST);
@@ -149,7 +149,7 @@ TEST_CASE("fq::QuantDesc sets and reads back every attribute with its C type") {
     CHECK(d.columnwise_block() == 128);
     CHECK(d.columnwise_transpose());
     CHECK(d.columnwise_output() == buf);
-    CHECK(d.columnwise_scales() == buf + 1);
+    CHECK(d.columnwise_scale() == buf + 1);
 }
 
 TEST_CASE("fq::GroupedGemmDesc sets and reads back every attribute with its C type") {

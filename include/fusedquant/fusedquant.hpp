@@ -145,11 +145,11 @@ public:
         obj_ = Owner(raw);
     }
 
-    TensorLayout& set_dtype(fqDataType v) { return set_attr(FQ_TENSOR_LAYOUT_TYPE, int32_t{v}); }
+    TensorLayout& set_type(fqDataType v) { return set_attr(FQ_TENSOR_LAYOUT_TYPE, int32_t{v}); }
     TensorLayout& set_rows(int64_t v) { return set_attr(FQ_TENSOR_LAYOUT_ROWS, v); }
     TensorLayout& set_cols(int64_t v) { return set_attr(FQ_TENSOR_LAYOUT_COLS, v); }
     TensorLayout& set_ld(int64_t v) { return set_attr(FQ_TENSOR_LAYOUT_LD, v); }
-    fqDataType dtype() const { return static_cast<fqDataType>(attr<int32_t>(FQ_TENSOR_LAYOUT_TYPE)); }
+    fqDataType type() const { return static_cast<fqDataType>(attr<int32_t>(FQ_TENSOR_LAYOUT_TYPE)); }
     int64_t rows() const { return attr<int64_t>(FQ_TENSOR_LAYOUT_ROWS); }
     int64_t cols() const { return attr<int64_t>(FQ_TENSOR_LAYOUT_COLS); }
     int64_t ld() const { return attr<int64_t>(FQ_TENSOR_LAYOUT_LD); }
@@ -182,7 +182,7 @@ constexpr bool is_writable_v = !std::is_const_v<std::remove_pointer_t<decltype(s
 inline size_t extent_bytes(const TensorLayout& t) {
     if (t.rows() == 0 || t.cols() == 0) return 0;
     const int64_t elements = (t.rows() - 1) * t.ld() + t.cols();
-    switch (t.dtype()) {
+    switch (t.type()) {
         case FQ_TYPE_FP32: case FQ_TYPE_INT32: return static_cast<size_t>(elements * 4);
         case FQ_TYPE_FP16: case FQ_TYPE_BF16: return static_cast<size_t>(elements * 2);
         case FQ_TYPE_FP4_E2M1: return static_cast<size_t>((elements + 1) / 2);
@@ -247,7 +247,7 @@ public:
     QuantDesc& set_columnwise_block(int32_t v) { return set_attr(FQ_QUANT_DESC_COLUMNWISE_BLOCK, v); }
     QuantDesc& set_columnwise_transpose(bool v) { return set_attr(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE, int32_t{v}); }
     QuantDesc& set_columnwise_output(void* v) { return set_attr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, v); }
-    QuantDesc& set_columnwise_scales(void* v) { return set_attr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, v); }
+    QuantDesc& set_columnwise_scale(void* v) { return set_attr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, v); }
 
     fqActivation activation() const { return enum_of<fqActivation>(FQ_QUANT_DESC_ACTIVATION); }
     fqGateLayout gate_layout() const { return enum_of<fqGateLayout>(FQ_QUANT_DESC_GATE_LAYOUT); }
@@ -279,7 +279,7 @@ public:
     int32_t columnwise_block() const { return attr<int32_t>(FQ_QUANT_DESC_COLUMNWISE_BLOCK); }
     bool columnwise_transpose() const { return attr<int32_t>(FQ_QUANT_DESC_COLUMNWISE_TRANSPOSE) != 0; }
     void* columnwise_output() const { return attr<void*>(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER); }
-    void* columnwise_scales() const { return attr<void*>(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER); }
+    void* columnwise_scale() const { return attr<void*>(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER); }
 
     /** Bytes of the scale buffer for a `rows` x `cols` output (fqGetScaleBufferSize; padding included). */
     size_t scale_buffer_size(int64_t rows, int64_t cols, fqOutputs which = FQ_OUTPUT_ROWWISE) const {
