@@ -3,7 +3,7 @@
 set -euo pipefail
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO=sudo
-pkgs=(cmake g++ libfmt-dev doctest-dev librust-bindgen-dev clang libclang-dev
+pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev librust-bindgen-dev clang libclang-dev
       libclang-rt-dev abigail-tools)  # libFuzzer runtime (tools/fuzz.sh), abidw/abidiff (tools/check-abi.sh)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
