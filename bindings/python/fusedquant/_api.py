@@ -10,6 +10,7 @@ from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, S
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
 ScaleLayout, ScaleRepackBatching = ENUMS["fqScaleLayout"], ENUMS["fqScaleRepackBatching"]
 Outputs, MoeLayout = ENUMS["fqOutputs"], ENUMS["fqMoeLayout"]
+QuantScheme, ScaleRounding = ENUMS["fqQuantScheme"], ENUMS["fqScaleRounding"]
 _ALIASES = {"out_dtype": "output_type", "scale_dtype": "scale_type"}
 
 
@@ -27,6 +28,33 @@ def _attributes(kwargs):
                             + ", ".join(sorted(m.lower().removesuffix("_pointer") for m in members)))
         out[members[name]] = value
     return out
+
+
+# What a scheme implies for the attributes the caller leaves unset (docs/spec.md §3.3): its value and scale
+# types. The C descriptor keeps PER_GROUP's defaults (e4m3fn values, fp32 scales) whatever the scheme.
+_SCHEME_IMPLIES = {
+    QuantScheme.MXFP8: {QuantDescAttribute.SCALE_TYPE: DataType.E8M0},
+    QuantScheme.MXFP4: {QuantDescAttribute.OUTPUT_TYPE: DataType.FP4_E2M1, QuantDescAttribute.SCALE_TYPE: DataType.E8M0},
+    QuantScheme.NVFP4: {QuantDescAttribute.OUTPUT_TYPE: DataType.FP4_E2M1,
+                        QuantDescAttribute.SCALE_TYPE: DataType.FP8_E4M3FN},
+}
+# PACKED_UE8M0 holds E8M0 scales; under the fp32-scale schemes that allow them (PER_GROUP, PER_TOKEN) E8M0
+# needs POW2_CEIL rounding (docs/spec.md §4, §6). The microscaling schemes bring E8M0 themselves.
+_PACKED_IMPLIES = {QuantDescAttribute.SCALE_TYPE: DataType.E8M0,
+                   QuantDescAttribute.SCALE_ROUNDING: ScaleRounding.POW2_CEIL}
+
+
+def _with_implied(attrs):
+    """attrs plus what the scheme and the scale layout imply for the attributes attrs leaves unset; explicit
+    values always win (a contradiction then gets the library's error)."""
+    A = QuantDescAttribute
+    scheme = to_enum(QuantScheme, attrs.get(A.SCHEME, QuantScheme.PER_GROUP))
+    implied = dict(_SCHEME_IMPLIES.get(scheme, {}))
+    layout = attrs.get(A.SCALE_LAYOUT)
+    if layout is not None and to_enum(ScaleLayout, layout) == ScaleLayout.PACKED_UE8M0 and \
+            scheme in (QuantScheme.PER_GROUP, QuantScheme.PER_TOKEN):
+        implied.update(_PACKED_IMPLIES)
+    return {**{k: v for k, v in implied.items() if k not in attrs}, **attrs}
 
 
 def _ctype(attr):
@@ -157,7 +185,11 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        out_dtype = output_type and scale_dtype = scale_type; enum values as members, ints or names
        ("silu", "per_group", "fp8_e4m3fn"; dtypes too); pointer attributes without "_pointer"
        (static_scale, scale_ub, row_prob, global_amax, moe_offsets, ...) as an array on x's device or
-       numbers, copied there. Unset attributes keep the library's defaults.
+       numbers, copied there. Unset attributes keep the library's defaults, except what the scheme and the
+       scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
+       out_dtype="fp4_e2m1", scale_dtype="e8m0"; "nvfp4" -> out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn";
+       scale_layout="packed_ue8m0" under per_group / per_token -> scale_dtype="e8m0",
+       scale_rounding="pow2_ceil". Explicit values win; contradictory ones get the library's error.
     out: optional [..., H] values array (rows may be strided), of the natural dtype or uint8.
     scales: optional buffer of at least scale_buffer_info(...).bytes bytes from its start, written in the
        layout's storage order; returned as given. When new, the returned scales are a [rows, groups] view
@@ -181,7 +213,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
     lead, rows, width, ld = _rows("x", x_arr)
     backend = Backend.HOST if x_arr.device < 0 else Backend.CUDA
     with QuantDesc() as desc:
-        for attr, value in _attributes(attributes).items():
+        for attr, value in _with_implied(_attributes(attributes)).items():
             desc.set(attr, _pointer_value(attr, value, x_arr) if _ctype(attr).endswith("*") and value is not None
                      else value)
         gated = desc.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE
@@ -241,7 +273,7 @@ def scale_buffer_info(rows, cols, *, which="rowwise", **attributes):
     dtype, batch, batch_stride) of the scales of a rows x cols output under these descriptor attributes
     (the keywords of quantize(); pointer attributes are ignored)."""
     with QuantDesc() as desc:
-        for attr, value in _attributes(attributes).items():
+        for attr, value in _with_implied(_attributes(attributes)).items():
             if not _ctype(attr).endswith("*"):
                 desc.set(attr, value)
         return desc.scale_buffer_info(rows, cols, which)

@@ -1,0 +1,41 @@
+"""quantize()'s keyword defaults follow the scheme and the scale layout; a gated activation needs its gate
+layout; NVFP4 gives back the global amax it used; repeated calls reuse their descriptor (issue 47)."""
+import numpy as np
+import pytest
+
+import fusedquant as fq
+from test_quantize import rand_bf16
+
+
+@pytest.mark.parametrize("scheme,explicit", [
+    ("mxfp8", dict(scale_dtype="e8m0")),
+    ("mxfp4", dict(out_dtype="fp4_e2m1", scale_dtype="e8m0")),
+    ("nvfp4", dict(out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn", global_amax=4.0)),
+])
+def test_a_scheme_implies_its_value_and_scale_types(rng, scheme, explicit):
+    x = rand_bf16(rng, (4, 128))
+    amax = {k: v for k, v in explicit.items() if k == "global_amax"}
+    q, s = fq.quantize(x, scheme=scheme, **amax)
+    q_ref, s_ref = fq.quantize(x, scheme=scheme, **explicit)
+    assert np.array_equal(np.asarray(q).view(np.uint8), np.asarray(q_ref).view(np.uint8))
+    assert np.array_equal(np.asarray(s).view(np.uint8), np.asarray(s_ref).view(np.uint8))
+    info = fq.scale_buffer_info(4, 128, scheme=scheme)
+    assert info.dtype == fq.DataType[explicit["scale_dtype"].upper()]
+
+
+def test_packed_ue8m0_implies_e8m0_pow2_scales(rng):
+    x = rand_bf16(rng, (8, 512))
+    q, s = fq.quantize(x, scale_layout="packed_ue8m0")
+    q_ref, s_ref = fq.quantize(x, scale_layout="packed_ue8m0", scale_dtype="e8m0", scale_rounding="pow2_ceil")
+    assert np.array_equal(np.asarray(q).view(np.uint8), np.asarray(q_ref).view(np.uint8))
+    assert np.array_equal(np.asarray(s).view(np.uint8), np.asarray(s_ref).view(np.uint8))
+
+
+def test_explicit_values_win_and_contradictions_get_the_library_error(rng):
+    x = rand_bf16(rng, (4, 128))
+    q, _ = fq.quantize(x, scheme="mxfp8", out_dtype="fp8_e5m2")  # the scale type is still implied
+    assert "e5m2" in str(q.dtype)
+    with pytest.raises(fq.FusedQuantError, match="FQ_QUANT_DESC_SCALE_TYPE"):
+        fq.quantize(x, scheme="mxfp8", scale_dtype="fp32")
+    with pytest.raises(fq.FusedQuantError, match="FQ_QUANT_DESC_SCALE_TYPE"):
+        fq.quantize(x, scale_layout="packed_ue8m0", scale_rounding="none")
