@@ -11,6 +11,7 @@ QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["
 ScaleLayout, ScaleRepackBatching = ENUMS["fqScaleLayout"], ENUMS["fqScaleRepackBatching"]
 Outputs, MoeLayout = ENUMS["fqOutputs"], ENUMS["fqMoeLayout"]
 QuantScheme, ScaleRounding = ENUMS["fqQuantScheme"], ENUMS["fqScaleRounding"]
+Activation = ENUMS["fqActivation"]
 _ALIASES = {"out_dtype": "output_type", "scale_dtype": "scale_type"}
 
 
@@ -55,6 +56,18 @@ def _with_implied(attrs):
             scheme in (QuantScheme.PER_GROUP, QuantScheme.PER_TOKEN):
         implied.update(_PACKED_IMPLIES)
     return {**{k: v for k, v in implied.items() if k not in attrs}, **attrs}
+
+
+def _require_gate_layout(attrs):
+    """An activation without gate_layout is refused: a vLLM / FlashInfer user writing activation="silu" means
+    silu_and_mul (a [M, 2H] input, a [M, H] output), and running plain SiLU over the whole row instead would
+    be silent. gate_layout="none" asks for the plain activation explicitly."""
+    act = attrs.get(QuantDescAttribute.ACTIVATION)
+    if act is not None and to_enum(Activation, act) != Activation.IDENTITY and \
+            QuantDescAttribute.GATE_LAYOUT not in attrs:
+        raise ValueError(f"fusedquant: activation={act!r} needs gate_layout=: how a row holds gate and up ("
+                         + ", ".join(repr(m.lower()) for m in GateLayout.__members__ if m != "NONE")
+                         + "), or gate_layout='none' for the plain activation over the whole row")
 
 
 def _ctype(attr):
@@ -190,6 +203,9 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        out_dtype="fp4_e2m1", scale_dtype="e8m0"; "nvfp4" -> out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn";
        scale_layout="packed_ue8m0" under per_group / per_token -> scale_dtype="e8m0",
        scale_rounding="pow2_ceil". Explicit values win; contradictory ones get the library's error.
+       An activation other than identity needs gate_layout= ("split", "interleaved", "block_interleaved":
+       silu_and_mul semantics, x is [..., 2H]); without it quantize() raises ValueError rather than run the
+       plain activation over the whole row, which gate_layout="none" asks for explicitly.
     out: optional [..., H] values array (rows may be strided), of the natural dtype or uint8.
     scales: optional buffer of at least scale_buffer_info(...).bytes bytes from its start, written in the
        layout's storage order; returned as given. When new, the returned scales are a [rows, groups] view
@@ -212,8 +228,10 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         raise FusedQuantError(Status.INVALID_VALUE, f"in_dtype: {in_type!r} does not have x's element size")
     lead, rows, width, ld = _rows("x", x_arr)
     backend = Backend.HOST if x_arr.device < 0 else Backend.CUDA
+    attrs = _attributes(attributes)
+    _require_gate_layout(attrs)
     with QuantDesc() as desc:
-        for attr, value in _with_implied(_attributes(attributes)).items():
+        for attr, value in _with_implied(attrs).items():
             desc.set(attr, _pointer_value(attr, value, x_arr) if _ctype(attr).endswith("*") and value is not None
                      else value)
         gated = desc.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE

@@ -39,3 +39,20 @@ def test_explicit_values_win_and_contradictions_get_the_library_error(rng):
         fq.quantize(x, scheme="mxfp8", scale_dtype="fp32")
     with pytest.raises(fq.FusedQuantError, match="FQ_QUANT_DESC_SCALE_TYPE"):
         fq.quantize(x, scale_layout="packed_ue8m0", scale_rounding="none")
+
+
+@pytest.mark.parametrize("activation", ["silu", "gelu_tanh", "swiglu_oai", "relu"])
+def test_an_activation_without_gate_layout_is_refused(rng, activation):
+    x = rand_bf16(rng, (8, 256))
+    with pytest.raises(ValueError, match="gate_layout.*'split', 'interleaved', 'block_interleaved'"):
+        fq.quantize(x, activation=activation)
+
+
+def test_gate_layout_none_asks_for_the_plain_activation_and_split_for_silu_and_mul(rng):
+    x = rand_bf16(rng, (8, 256))
+    q, _ = fq.quantize(x, activation="silu", gate_layout="none")
+    assert q.shape == (8, 256)
+    q, _ = fq.quantize(x, activation="silu", gate_layout="split")
+    assert q.shape == (8, 128)
+    q, _ = fq.quantize(x)  # identity needs no gate layout
+    assert q.shape == (8, 256)

@@ -359,7 +359,7 @@ def test_library_rule_violations_carry_the_librarys_message():
     with raises(Status.INVALID_VALUE, "GROUP_SIZE"):
         fq.quantize(x, group_size=48)
     with raises(Status.INVALID_VALUE, "GATE_LAYOUT"):
-        fq.quantize(x, activation="swiglu_oai")
+        fq.quantize(x, activation="swiglu_oai", gate_layout="none")
     with raises(Status.NULL_POINTER, "STATIC_SCALE"):
         fq.quantize(x, scheme="per_tensor_static")
     with raises(Status.INVALID_VALUE, "odd"):
