@@ -1,11 +1,14 @@
 """The Pythonic layer: quantize(), scale_buffer_info() and repack_scales() over arrays of the caller's framework."""
+import collections
+import contextlib
 import math
 import re
+import threading
 
 from . import _arrays
 from ._arrays import ceil_div, itemsize, wrap
 from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, Status, TensorLayout,
-                    default_handle, scale_repack_size, to_enum)
+                    default_handle, ffi, scale_repack_size, to_enum)
 
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
 ScaleLayout, ScaleRepackBatching = ENUMS["fqScaleLayout"], ENUMS["fqScaleRepackBatching"]
@@ -72,6 +75,83 @@ def _require_gate_layout(attrs):
 
 def _ctype(attr):
     return DATA["attribute_types"]["fqQuantDescAttribute"][PREFIX["fqQuantDescAttribute"] + attr.name][0]
+
+
+# ---- the per-thread cache of quantize()'s library objects ----
+# A repeated call with the same configuration reuses its descriptor (keyed by every attribute that shapes it;
+# pointer attributes only by presence, as they are set on every call), its two layouts (type, rows, cols, ld)
+# and its scale-buffer and workspace queries, instead of creating and querying them again.
+CACHE_SIZE = 64
+_cache = threading.local()
+
+
+def _lru(kind, key, make):
+    """make() cached under (kind, key) in this thread's LRU dict of CACHE_SIZE entries per kind."""
+    store = _cache.__dict__.setdefault(kind, collections.OrderedDict())
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    value = store[key] = make()
+    if len(store) > CACHE_SIZE:
+        store.popitem(last=False)  # an evicted object is destroyed when the last reference goes
+    return value
+
+
+def clear_cache():
+    """Drops this thread's cached descriptors, layouts and queries."""
+    _cache.__dict__.clear()
+
+
+def _desc_key(attrs):
+    """A hashable key of the attributes (pointer attributes by presence only), or None if a value is not hashable."""
+    key = tuple(sorted((int(a), type(v).__name__, None if _ctype(a).endswith("*") else v) for a, v in attrs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _new_desc(attrs):
+    desc = QuantDesc()
+    for attr, value in _with_implied(attrs).items():
+        if not _ctype(attr).endswith("*"):
+            desc.set(attr, value)
+    return desc
+
+
+@contextlib.contextmanager
+def _descriptor(attrs):
+    """(descriptor with attrs' non-pointer attributes set, its cache key or None); a cached descriptor stays
+    open but lets go of the caller's pointer arrays afterwards (the next call sets them again)."""
+    key = _desc_key(attrs)
+    desc = _new_desc(attrs) if key is None else _lru("desc", key, lambda: _new_desc(attrs))
+    try:
+        yield desc, key
+    finally:
+        if key is None:
+            desc.close()
+        else:
+            desc._keep.clear()
+
+
+def _scale_info(desc, key, rows, cols, which="rowwise"):
+    if key is None:
+        return desc.scale_buffer_info(rows, cols, which)
+    return _lru("scale_info", (key, rows, cols, which), lambda: desc.scale_buffer_info(rows, cols, which))
+
+
+def _layout(dtype, rows, cols, ld):
+    key = (int(dtype), rows, cols, ld)
+    return key, _lru("layout", key, lambda: TensorLayout(dtype, rows, cols, ld))
+
+
+def _workspace_size(h, desc, key, lin, lout):
+    """The workspace size for desc and the (key, TensorLayout) pairs lin and lout on handle h."""
+    if key is None:
+        return h.workspace_size(desc, lin[1], lout[1])
+    handle_id = int(ffi.cast("uintptr_t", h.ptr))  # never reused by a later handle (fusedquant.h, Object lifetime)
+    return _lru("workspace", (handle_id, key, lin[0], lout[0]), lambda: h.workspace_size(desc, lin[1], lout[1]))
 
 
 def _pointer_value(attr, value, x):
@@ -230,10 +310,10 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
     backend = Backend.HOST if x_arr.device < 0 else Backend.CUDA
     attrs = _attributes(attributes)
     _require_gate_layout(attrs)
-    with QuantDesc() as desc:
-        for attr, value in _with_implied(attrs).items():
-            desc.set(attr, _pointer_value(attr, value, x_arr) if _ctype(attr).endswith("*") and value is not None
-                     else value)
+    with _descriptor(attrs) as (desc, key):
+        for attr, value in attrs.items():
+            if _ctype(attr).endswith("*"):
+                desc.set(attr, None if value is None else _pointer_value(attr, value, x_arr))
         gated = desc.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE
         if gated and width % 2:
             raise FusedQuantError(Status.INVALID_VALUE, f"x: a gated row holds gate and up halves; its width "
@@ -243,7 +323,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         rowwise, columnwise = bool(outputs & Outputs.ROWWISE), bool(outputs & Outputs.COLUMNWISE)
         out_ld, out_arr, scales_arr = cols, None, None
         if rowwise:
-            info = desc.scale_buffer_info(rows, cols)
+            info = _scale_info(desc, key, rows, cols)
             out, out_arr, out_ld = _values(out, x_arr, lead, rows, cols, out_type)
             static = desc._keep.get(QuantDescAttribute.STATIC_SCALE_POINTER) if scales is None else None
             scales, scales_arr = _scales(scales, x_arr, info)
@@ -261,7 +341,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
                 shape = (*lead, cols)
             shape = (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
             col_out, col_arr = _col_values(col_out, x_arr, shape, out_type)
-            col_info = desc.scale_buffer_info(rows, cols, "columnwise")
+            col_info = _scale_info(desc, key, rows, cols, "columnwise")
             col_scales, col_scales_arr = _scales(col_scales, x_arr, col_info)
             desc.set(QuantDescAttribute.COLUMNWISE_OUTPUT_POINTER, (wrap(col_out) if col_arr is None else col_arr).ptr)
             desc.set(QuantDescAttribute.COLUMNWISE_SCALE_POINTER, col_scales_arr.ptr if col_info.bytes else 0)
@@ -272,13 +352,13 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         if (h.get("backend"), h.get("device")) != (backend, x_arr.device):
             raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {h.get('backend')!r} device "
                                   f"{h.get('device')}, x is on {x_arr.where}")
-        with TensorLayout(in_type, rows, width, ld) as lin, TensorLayout(out_type, rows, cols, out_ld) as lout, \
-                _arrays.device_guard(x_arr.kind, x_arr.device):
-            ws_size = h.workspace_size(desc, lin, lout)
+        lin, lout = _layout(in_type, rows, width, ld), _layout(out_type, rows, cols, out_ld)
+        with _arrays.device_guard(x_arr.kind, x_arr.device):
+            ws_size = _workspace_size(h, desc, key, lin, lout)
             ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
             s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
                 int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
-            h.quantize(desc, lin, x_arr.ptr, lout, 0 if out_arr is None else out_arr.ptr,
+            h.quantize(desc, lin[1], x_arr.ptr, lout[1], 0 if out_arr is None else out_arr.ptr,
                        0 if scales_arr is None else scales_arr.ptr, 0 if scales_arr is None else scales_arr.capacity,
                        wrap(ws).ptr if ws is not None else 0, ws_size, s)
     if columnwise:

@@ -56,3 +56,74 @@ def test_gate_layout_none_asks_for_the_plain_activation_and_split_for_silu_and_m
     assert q.shape == (8, 128)
     q, _ = fq.quantize(x)  # identity needs no gate layout
     assert q.shape == (8, 256)
+
+
+class _Counting:
+    """Counts the library objects and queries quantize() makes, through the names _api uses."""
+
+    def __init__(self, monkeypatch):
+        from fusedquant import _api, _core
+        self.descs = self.layouts = self.scale_infos = self.workspaces = 0
+        real_desc, real_layout = _api.QuantDesc, _api.TensorLayout
+        info, ws = _core.QuantDesc.scale_buffer_info, _core.Handle.workspace_size
+
+        def desc(*a, **k):
+            self.descs += 1
+            return real_desc(*a, **k)
+
+        def layout(*a, **k):
+            self.layouts += 1
+            return real_layout(*a, **k)
+
+        def scale_info(*a, **k):
+            self.scale_infos += 1
+            return info(*a, **k)
+
+        def workspace(*a, **k):
+            self.workspaces += 1
+            return ws(*a, **k)
+
+        monkeypatch.setattr(_api, "QuantDesc", desc)
+        monkeypatch.setattr(_api, "TensorLayout", layout)
+        monkeypatch.setattr(_core.QuantDesc, "scale_buffer_info", scale_info)
+        monkeypatch.setattr(_core.Handle, "workspace_size", workspace)
+        _api.clear_cache()
+
+    def counts(self):
+        return self.descs, self.layouts, self.scale_infos, self.workspaces
+
+
+def test_a_repeated_call_creates_and_queries_nothing_again(rng, monkeypatch):
+    n = _Counting(monkeypatch)
+    x = rand_bf16(rng, (4, 256))
+    kw = dict(activation="silu", gate_layout="split", group_size=64, scale_layout="col_major")
+    q1, s1 = fq.quantize(x, **kw)
+    assert n.counts() == (1, 2, 1, 1)
+    q2, s2 = fq.quantize(x.copy(), **kw)
+    assert n.counts() == (1, 2, 1, 1), "the second call reuses descriptor, layouts and queries"
+    assert np.array_equal(np.asarray(q1).view(np.uint8), np.asarray(q2).view(np.uint8))
+    assert np.array_equal(np.asarray(s1), np.asarray(s2))
+    fq.quantize(rand_bf16(rng, (6, 256)), **kw)  # another shape: new layouts, same descriptor
+    assert n.counts() == (1, 4, 2, 2)
+    fq.quantize(x, **{**kw, "group_size": 128})  # another configuration: a new descriptor
+    assert n.counts()[0] == 2
+
+
+def test_a_cached_descriptor_takes_each_calls_pointer_attributes(rng, monkeypatch):
+    from fusedquant import _api
+    x = rand_bf16(rng, (4, 128))
+
+    def nvfp4(amax, fresh):
+        if fresh:
+            _api.clear_cache()
+        return np.asarray(fq.quantize(x, scheme="nvfp4", global_amax=amax)[0]).view(np.uint8).copy()
+
+    n = _Counting(monkeypatch)
+    cached = [nvfp4(a, fresh=False) for a in (2.0, 8.0, 2.0)]
+    assert n.descs == 1
+    fresh = [nvfp4(a, fresh=True) for a in (2.0, 8.0, 2.0)]
+    assert all(np.array_equal(c, f) for c, f in zip(cached, fresh))
+    assert not np.array_equal(cached[0], cached[1])
+    for scale in (0.5, 4.0):
+        _, s = fq.quantize(x, scheme="per_tensor_static", static_scale=scale)
+        assert float(np.asarray(s)[0]) == scale
