@@ -1,6 +1,7 @@
 // The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
 // quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), the .safetensors
 // and JSON code it is built on, and fq bench's sweeps (what each case measures and counts, no GPU needed).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "../tools/fq/bench_case.h"
+#include "../tools/fq/cli.h"
 #include "../tools/fq/json.h"
 #include "../tools/fq/safetensors.h"
 #include "fq_test_util.h"
@@ -398,4 +400,84 @@ TEST_CASE("fq bench --help documents the MoE and columnwise options") {
                           "max_m", "e % 8 == 7", "valid rows only"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
     std::remove(help.c_str());
+}
+
+namespace {
+
+struct FqRun {
+    int status = -1;   // exit status
+    std::string out;   // stdout and stderr together
+};
+
+FqRun fq_output(const std::string& args) {
+    FqRun r;
+    const std::string cmd = "\"" + std::string(FQ_TOOL_PATH) + "\" " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int w = ::pclose(p);
+    r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
+    return r;
+}
+
+std::string dotted(uint32_t v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+}  // namespace
+
+TEST_CASE("fq --version, -V and version print the library's version and the header's fq was built with") {
+    const std::string expected =
+        "libfusedquant " + dotted(fqGetVersion()) + " (fq built with header " + dotted(FQ_VERSION_NUMBER) + ")\n";
+    for (const char* arg : {"--version", "-V", "version"}) {
+        const FqRun r = fq_output(arg);
+        CHECK_MESSAGE(r.status == 0, arg);
+        CHECK_MESSAGE(r.out == expected, arg << ": " << r.out);
+    }
+}
+
+TEST_CASE("fq info: version, the build's CUDA architectures, the GPUs seen and the host backend's variants") {
+    const FqRun r = fq_output("info");
+    CHECK(r.status == 0);
+    INFO(r.out);
+    CHECK(r.out.find("libfusedquant " + dotted(fqGetVersion())) != std::string::npos);
+    CHECK(r.out.find("CUDA architectures: ") != std::string::npos);
+    // This test runs on the host build: no architectures, and it says why no GPU is listed.
+    CHECK(r.out.find("CUDA architectures: none: host backend only") != std::string::npos);
+    CHECK(r.out.find("GPUs: none (") != std::string::npos);
+    CHECK(r.out.find("host backend: variant per operation:") != std::string::npos);
+    // One line per scheme, each naming the variant fqQuerySupport gives on the host backend.
+    fqHandle_t host = nullptr;
+    REQUIRE(fqCreate(&host, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
+    for (const char* scheme : {"per_tensor_static", "per_tensor", "per_token", "per_group(128)", "block2d", "mxfp8",
+                               "mxfp4", "nvfp4"})
+        CHECK_MESSAGE(r.out.find(std::string("    ") + scheme + " ") != std::string::npos, scheme);
+    CHECK(r.out.find("not supported") == std::string::npos);
+    fqDestroy(host);
+}
+
+TEST_CASE("fq check --help prints its help and exits 0 on a machine without a GPU") {
+    const FqRun r = fq_output("check --help");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("usage: fq check") != std::string::npos);
+}
+
+TEST_CASE("a mistyped option, value or command suggests the closest valid one") {
+    CHECK(fqtool::closest("tokns", {"tokens", "hidden", "scheme"}) == "tokens");
+    CHECK(fqtool::closest("xyzzy", {"tokens", "hidden", "scheme"}).empty());
+    CHECK(fqtool::closest("cases", {"cases", "seed"}) == "cases");
+
+    FqRun r = fq_output("bench --tokns 16");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown option --tokns (did you mean --tokens?)") != std::string::npos, r.out);
+    r = fq_output("check --case 3");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("(did you mean --cases?)") != std::string::npos, r.out);
+    r = fq_output("bench --scheme nvfp 4");
+    CHECK_MESSAGE(r.out.find("(did you mean nvfp4?)") != std::string::npos, r.out);
+    r = fq_output("chek");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown command \"chek\" (did you mean check?)") != std::string::npos, r.out);
 }
