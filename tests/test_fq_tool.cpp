@@ -12,10 +12,12 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "../tools/fq/bench_case.h"
 #include "../tools/fq/cli.h"
+#include "../tools/fq/csv.h"
 #include "../tools/fq/json.h"
 #include "../tools/fq/safetensors.h"
 #include "fq_test_util.h"
@@ -480,4 +482,40 @@ TEST_CASE("a mistyped option, value or command suggests the closest valid one") 
     r = fq_output("chek");
     CHECK(r.status == 2);
     CHECK_MESSAGE(r.out.find("unknown command \"chek\" (did you mean check?)") != std::string::npos, r.out);
+}
+
+TEST_CASE("fq bench --csv: rows of different keys (NVFP4's global_amax) share one header, the union of keys") {
+    // Rows as fq bench writes them: a per-group row, an NVFP4 row with global_amax, another per-group row.
+    auto row = [](const std::string& scheme, bool nvfp4) {
+        Json o = Json::make_object();
+        o.set("tokens", Json::of(int64_t(256)));
+        o.set("scheme", Json::of(scheme));
+        o.set("pdl", Json::of(int64_t(0)));
+        if (nvfp4) o.set("global_amax", Json::of(std::string("device")));
+        o.set("moe", Json::of(std::string("none")));
+        o.set("status", Json::of(std::string("ok, \"quoted\"")));
+        return o;
+    };
+    std::ostringstream out;
+    fqtool::write_csv(out, {row("per_group", false), row("nvfp4", true), row("per_group", false)});
+    std::istringstream in(out.str());
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == "tokens,scheme,pdl,moe,status,global_amax");
+    CHECK(lines[1] == "256,per_group,0,none,\"ok, \"\"quoted\"\"\",");
+    CHECK(lines[2] == "256,nvfp4,0,none,\"ok, \"\"quoted\"\"\",device");
+    CHECK(lines[3] == lines[1]);
+    // Equal column counts (commas outside quotes) on every line.
+    auto columns = [](const std::string& l) {
+        size_t n = 1;
+        bool quoted = false;
+        for (char c : l) {
+            if (c == '"') quoted = !quoted;
+            else if (c == ',' && !quoted) ++n;
+        }
+        return n;
+    };
+    for (const std::string& l : lines) CHECK_MESSAGE(columns(l) == 6, l);
 }
