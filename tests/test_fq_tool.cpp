@@ -18,6 +18,7 @@
 #include "../tools/fq/bench_case.h"
 #include "../tools/fq/cli.h"
 #include "../tools/fq/csv.h"
+#include "../tools/fq/plot.h"
 #include "../tools/fq/json.h"
 #include "../tools/fq/safetensors.h"
 #include "fq_test_util.h"
@@ -518,4 +519,35 @@ TEST_CASE("fq bench --csv: rows of different keys (NVFP4's global_amax) share on
         return n;
     };
     for (const std::string& l : lines) CHECK_MESSAGE(columns(l) == 6, l);
+}
+
+TEST_CASE("fq bench --plot: the interpreter that has matplotlib, and how to get it when none has") {
+    CHECK(fqtool::python_with_matplotlib({"/nonexistent/python3"}).empty());
+    const bool has = std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0;
+    CHECK(fqtool::python_with_matplotlib({"/nonexistent/python3", "python3"}) == (has ? "python3" : ""));
+    if (!has && fqtool::python_with_matplotlib({"python"}).empty()) {
+        try {
+            fqtool::run_plot("plot_bench.py", "bench.json", "bench.png");
+            FAIL("run_plot ran without matplotlib");
+        } catch (const fqtool::ToolError& e) {
+            CHECK(e.exit_code == 1);
+            CHECK(std::string(e.what()).find("python3 -m pip install matplotlib") != std::string::npos);
+        }
+    }
+    // plot_bench.py on its own, matplotlib hidden: a sentence naming its interpreter's pip, no traceback.
+    const std::string script = std::string(FQ_SOURCE_DIR) + "/tools/fq/plot_bench.py";
+    const std::string cmd = "python3 -c \"import runpy, sys; sys.modules['matplotlib'] = None; "
+                            "sys.argv = ['plot_bench.py', 'in.json', 'out.png']; "
+                            "runpy.run_path('" + script + "', run_name='__main__')\" 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[1024];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int w = ::pclose(p);
+    CHECK(WIFEXITED(w));
+    CHECK(WEXITSTATUS(w) == 1);
+    CHECK_MESSAGE(out.find("-m pip install matplotlib") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("Traceback") == std::string::npos, out);
 }

@@ -30,6 +30,7 @@
 #include "csv.h"
 #include "device.h"
 #include "json.h"
+#include "plot.h"
 
 namespace fqtool {
 
@@ -585,11 +586,7 @@ int bench_main(int argc, char** argv) {
     const auto failed = std::count_if(results.begin(), results.end(),
                                       [](const Result& r) { return r.status.rfind("failed", 0) == 0; });
     if (failed) std::fprintf(stderr, "fq bench: %ld measurement(s) failed at execution (status in the table)\n", long(failed));
-    if (args.has("plot")) {
-        const std::string cmd = "python3 \"" + plot_script() + "\" \"" + json_path + "\" \"" + args.get("plot") + "\"";
-        if (std::system(cmd.c_str()) != 0)
-            throw ToolError("--plot: `" + cmd + "` failed (it needs matplotlib: python3 -m pip install matplotlib)", 1);
-    }
+    if (args.has("plot")) run_plot(plot_script(), json_path, args.get("plot"));
     return failed ? 1 : 0;
 }
 
