@@ -1,6 +1,7 @@
 // The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
 // quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), the .safetensors
 // and JSON code it is built on, and fq bench's sweeps (what each case measures and counts, no GPU needed).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,9 +12,13 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "../tools/fq/bench_case.h"
+#include "../tools/fq/cli.h"
+#include "../tools/fq/csv.h"
+#include "../tools/fq/plot.h"
 #include "../tools/fq/json.h"
 #include "../tools/fq/safetensors.h"
 #include "fq_test_util.h"
@@ -398,4 +403,151 @@ TEST_CASE("fq bench --help documents the MoE and columnwise options") {
                           "max_m", "e % 8 == 7", "valid rows only"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
     std::remove(help.c_str());
+}
+
+namespace {
+
+struct FqRun {
+    int status = -1;   // exit status
+    std::string out;   // stdout and stderr together
+};
+
+FqRun fq_output(const std::string& args) {
+    FqRun r;
+    const std::string cmd = "\"" + std::string(FQ_TOOL_PATH) + "\" " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int w = ::pclose(p);
+    r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
+    return r;
+}
+
+std::string dotted(uint32_t v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+}  // namespace
+
+TEST_CASE("fq --version, -V and version print the library's version and the header's fq was built with") {
+    const std::string expected =
+        "libfusedquant " + dotted(fqGetVersion()) + " (fq built with header " + dotted(FQ_VERSION_NUMBER) + ")\n";
+    for (const char* arg : {"--version", "-V", "version"}) {
+        const FqRun r = fq_output(arg);
+        CHECK_MESSAGE(r.status == 0, arg);
+        CHECK_MESSAGE(r.out == expected, arg << ": " << r.out);
+    }
+}
+
+TEST_CASE("fq info: version, the build's CUDA architectures, the GPUs seen and the host backend's variants") {
+    const FqRun r = fq_output("info");
+    CHECK(r.status == 0);
+    INFO(r.out);
+    CHECK(r.out.find("libfusedquant " + dotted(fqGetVersion())) != std::string::npos);
+    CHECK(r.out.find("CUDA architectures: ") != std::string::npos);
+    // This test runs on the host build: no architectures, and it says why no GPU is listed.
+    CHECK(r.out.find("CUDA architectures: none: host backend only") != std::string::npos);
+    CHECK(r.out.find("GPUs: none (") != std::string::npos);
+    CHECK(r.out.find("host backend: variant per operation:") != std::string::npos);
+    // One line per scheme, each naming the variant fqQuerySupport gives on the host backend.
+    fqHandle_t host = nullptr;
+    REQUIRE(fqCreate(&host, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
+    for (const char* scheme : {"per_tensor_static", "per_tensor", "per_token", "per_group(128)", "block2d", "mxfp8",
+                               "mxfp4", "nvfp4"})
+        CHECK_MESSAGE(r.out.find(std::string("    ") + scheme + " ") != std::string::npos, scheme);
+    CHECK(r.out.find("not supported") == std::string::npos);
+    fqDestroy(host);
+}
+
+TEST_CASE("fq check --help prints its help and exits 0 on a machine without a GPU") {
+    const FqRun r = fq_output("check --help");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("usage: fq check") != std::string::npos);
+}
+
+TEST_CASE("a mistyped option, value or command suggests the closest valid one") {
+    CHECK(fqtool::closest("tokns", {"tokens", "hidden", "scheme"}) == "tokens");
+    CHECK(fqtool::closest("xyzzy", {"tokens", "hidden", "scheme"}).empty());
+    CHECK(fqtool::closest("cases", {"cases", "seed"}) == "cases");
+
+    FqRun r = fq_output("bench --tokns 16");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown option --tokns (did you mean --tokens?)") != std::string::npos, r.out);
+    r = fq_output("check --case 3");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("(did you mean --cases?)") != std::string::npos, r.out);
+    r = fq_output("bench --scheme nvfp 4");
+    CHECK_MESSAGE(r.out.find("(did you mean nvfp4?)") != std::string::npos, r.out);
+    r = fq_output("chek");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown command \"chek\" (did you mean check?)") != std::string::npos, r.out);
+}
+
+TEST_CASE("fq bench --csv: rows of different keys (NVFP4's global_amax) share one header, the union of keys") {
+    // Rows as fq bench writes them: a per-group row, an NVFP4 row with global_amax, another per-group row.
+    auto row = [](const std::string& scheme, bool nvfp4) {
+        Json o = Json::make_object();
+        o.set("tokens", Json::of(int64_t(256)));
+        o.set("scheme", Json::of(scheme));
+        o.set("pdl", Json::of(int64_t(0)));
+        if (nvfp4) o.set("global_amax", Json::of(std::string("device")));
+        o.set("moe", Json::of(std::string("none")));
+        o.set("status", Json::of(std::string("ok, \"quoted\"")));
+        return o;
+    };
+    std::ostringstream out;
+    fqtool::write_csv(out, {row("per_group", false), row("nvfp4", true), row("per_group", false)});
+    std::istringstream in(out.str());
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == "tokens,scheme,pdl,moe,status,global_amax");
+    CHECK(lines[1] == "256,per_group,0,none,\"ok, \"\"quoted\"\"\",");
+    CHECK(lines[2] == "256,nvfp4,0,none,\"ok, \"\"quoted\"\"\",device");
+    CHECK(lines[3] == lines[1]);
+    // Equal column counts (commas outside quotes) on every line.
+    auto columns = [](const std::string& l) {
+        size_t n = 1;
+        bool quoted = false;
+        for (char c : l) {
+            if (c == '"') quoted = !quoted;
+            else if (c == ',' && !quoted) ++n;
+        }
+        return n;
+    };
+    for (const std::string& l : lines) CHECK_MESSAGE(columns(l) == 6, l);
+}
+
+TEST_CASE("fq bench --plot: the interpreter that has matplotlib, and how to get it when none has") {
+    CHECK(fqtool::python_with_matplotlib({"/nonexistent/python3"}).empty());
+    const bool has = std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0;
+    CHECK(fqtool::python_with_matplotlib({"/nonexistent/python3", "python3"}) == (has ? "python3" : ""));
+    if (!has && fqtool::python_with_matplotlib({"python"}).empty()) {
+        try {
+            fqtool::run_plot("plot_bench.py", "bench.json", "bench.png");
+            FAIL("run_plot ran without matplotlib");
+        } catch (const fqtool::ToolError& e) {
+            CHECK(e.exit_code == 1);
+            CHECK(std::string(e.what()).find("python3 -m pip install matplotlib") != std::string::npos);
+        }
+    }
+    // plot_bench.py on its own, matplotlib hidden: a sentence naming its interpreter's pip, no traceback.
+    const std::string script = std::string(FQ_SOURCE_DIR) + "/tools/fq/plot_bench.py";
+    const std::string cmd = "python3 -c \"import runpy, sys; sys.modules['matplotlib'] = None; "
+                            "sys.argv = ['plot_bench.py', 'in.json', 'out.png']; "
+                            "runpy.run_path('" + script + "', run_name='__main__')\" 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[1024];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int w = ::pclose(p);
+    CHECK(WIFEXITED(w));
+    CHECK(WEXITSTATUS(w) == 1);
+    CHECK_MESSAGE(out.find("-m pip install matplotlib") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("Traceback") == std::string::npos, out);
 }

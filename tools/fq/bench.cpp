@@ -27,8 +27,10 @@
 #include "bench_case.h"
 #include "bench_kernels.h"
 #include "cli.h"
+#include "csv.h"
 #include "device.h"
 #include "json.h"
+#include "plot.h"
 
 namespace fqtool {
 
@@ -445,7 +447,7 @@ Json to_json_result(const Result& r) {
     o.set("scale_type", Json::of(type_name(p.resolved_scale_type())));
     o.set("pdl", Json::of(int64_t(r.c.pdl)));
     if (r.c.p.scheme == FQ_SCHEME_NVFP4) o.set("global_amax", Json::of(std::string(r.c.given_global_amax ? "given" : "device")));
-    // MoE and columnwise outputs (every result has every key: the CSV's columns come from the first).
+    // MoE and columnwise outputs.
     o.set("moe", Json::of(moe_name(r.c.moe)));
     o.set("experts", Json::of(r.c.experts));
     o.set("skew", Json::of(moe ? skew_name(r.c.skew) : std::string()));
@@ -514,13 +516,6 @@ std::string plot_script() {
     return FQ_PLOT_SCRIPT;
 }
 
-std::string csv_quote(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string input_label(bool constant_input) {
     return constant_input ? "constant 0x3E3E (--constant-input)" : "normal(0,1), fixed seed";
 }
@@ -542,18 +537,10 @@ void write_json(const std::string& path, const cudaDeviceProp& prop, const std::
 }
 
 void write_csv(const std::string& path, const std::vector<Result>& results) {
+    std::vector<Json> rows;
+    for (const Result& r : results) rows.push_back(to_json_result(r));
     std::ofstream csv(path);
-    const Json first = to_json_result(results.empty() ? Result{} : results[0]);
-    for (size_t k = 0; k < first.object.size(); ++k) csv << (k ? "," : "") << first.object[k].first;
-    csv << "\n";
-    for (const Result& r : results) {
-        const Json o = to_json_result(r);
-        for (size_t k = 0; k < o.object.size(); ++k) {
-            const Json& v = o.object[k].second;
-            csv << (k ? "," : "") << (v.kind == Json::Kind::String ? csv_quote(v.string) : to_json(v));
-        }
-        csv << "\n";
-    }
+    fqtool::write_csv(csv, rows);
 }
 
 }  // namespace
@@ -599,11 +586,7 @@ int bench_main(int argc, char** argv) {
     const auto failed = std::count_if(results.begin(), results.end(),
                                       [](const Result& r) { return r.status.rfind("failed", 0) == 0; });
     if (failed) std::fprintf(stderr, "fq bench: %ld measurement(s) failed at execution (status in the table)\n", long(failed));
-    if (args.has("plot")) {
-        const std::string cmd = "python3 \"" + plot_script() + "\" \"" + json_path + "\" \"" + args.get("plot") + "\"";
-        if (std::system(cmd.c_str()) != 0)
-            throw ToolError("--plot: `" + cmd + "` failed (it needs matplotlib: python3 -m pip install matplotlib)", 1);
-    }
+    if (args.has("plot")) run_plot(plot_script(), json_path, args.get("plot"));
     return failed ? 1 : 0;
 }
 

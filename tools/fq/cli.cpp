@@ -28,6 +28,33 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return out;
 }
 
+std::string closest(const std::string& word, const std::vector<std::string>& choices) {
+    // Two rows of the dynamic-programming table of edit distances.
+    auto distance = [&](const std::string& a, const std::string& b) {
+        std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+        for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+        for (size_t i = 1; i <= a.size(); ++i) {
+            cur[0] = i;
+            for (size_t j = 1; j <= b.size(); ++j)
+                cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            std::swap(prev, cur);
+        }
+        return prev[b.size()];
+    };
+    std::string best;
+    size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+    for (const std::string& c : choices) {
+        const size_t d = distance(word, c);
+        if (d < best_d) best = c, best_d = d;
+    }
+    return best;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& choices, const std::string& prefix) {
+    const std::string c = closest(word, choices);
+    return c.empty() ? std::string() : " (did you mean " + prefix + c + "?)";
+}
+
 Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
     parse(std::vector<std::string>(argv, argv + argc), flags);
 }
@@ -94,7 +121,7 @@ std::vector<long long> Args::ints(const std::string& name, const std::string& fa
 void Args::only(const std::vector<std::string>& known) const {
     for (const auto& kv : values_)
         if (std::find(known.begin(), known.end(), kv.first) == known.end())
-            throw ToolError("unknown option --" + kv.first + " (see --help)");
+            throw ToolError("unknown option --" + kv.first + did_you_mean(kv.first, known, "--") + " (see --help)");
 }
 
 namespace {
@@ -134,11 +161,13 @@ template <size_t N>
 int32_t lookup(const Named (&table)[N], const std::string& s, const char* what) {
     const std::string n = normalized(s);
     std::string choices;
+    std::vector<std::string> names;
     for (const Named& e : table) {
         if (n == e.name) return e.value;
         choices += std::string(choices.empty() ? "" : ", ") + e.name;
+        names.push_back(e.name);
     }
-    throw ToolError(std::string(what) + ": \"" + s + "\" is not one of " + choices);
+    throw ToolError(std::string(what) + ": \"" + s + "\" is not one of " + choices + did_you_mean(n, names, ""));
 }
 
 template <size_t N>

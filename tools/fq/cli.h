@@ -45,6 +45,12 @@ private:
 
 std::vector<std::string> split(const std::string& s, char sep);
 
+// The choice nearest `word` by edit distance (Levenshtein), or "" when none is near enough to be a typo
+// (more than a third of the word's letters, at least 2, would have to change).
+std::string closest(const std::string& word, const std::vector<std::string>& choices);
+// " (did you mean PREFIX<closest>?)" or "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& choices, const std::string& prefix);
+
 // Command-line names of the enums (lower case, '-' or '_' alike). Throw ToolError listing the choices.
 int32_t parse_activation(const std::string& s);
 int32_t parse_scheme(const std::string& s);

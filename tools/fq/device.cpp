@@ -25,6 +25,16 @@ bool cuda_available(std::string* why) {
     }
     return true;
 }
+int device_count(std::string* why) {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        if (why) *why = e == cudaSuccess ? "no CUDA device" : cudaGetErrorString(e);
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
 void* device_alloc(size_t bytes) {
     void* p = nullptr;
     cuda_check(cudaMalloc(&p, bytes ? bytes : 16), "cudaMalloc");
@@ -47,6 +57,10 @@ void device_synchronize() { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynch
 bool cuda_available(std::string* why) {
     if (why) *why = "this fq was built without CUDA (FQ_ENABLE_CUDA=OFF)";
     return false;
+}
+int device_count(std::string* why) {
+    cuda_available(why);
+    return 0;
 }
 void* device_alloc(size_t) { throw ToolError("no CUDA in this build"); }
 void device_free(void*) {}

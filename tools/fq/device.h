@@ -9,6 +9,7 @@
 namespace fqtool {
 
 bool cuda_available(std::string* why);  // a usable CUDA device and a CUDA build of fq
+int device_count(std::string* why);     // CUDA devices seen (0, with the reason, when none or no CUDA build)
 // Device memory; throws ToolError on failure.
 void* device_alloc(size_t bytes);
 void device_free(void* p);

@@ -11,6 +11,8 @@ namespace fqtool {
 int bench_main(int argc, char** argv);
 int check_main(int argc, char** argv);
 int quantize_weights_main(int argc, char** argv);
+int info_main(int argc, char** argv);
+std::string version_text();
 }  // namespace fqtool
 
 namespace {
@@ -23,7 +25,9 @@ const char* kHelp = R"(usage: fq <command> [options]       (fq <command> --help 
                      device copy of the same run; table, --json, --csv, --plot
   quantize-weights   a .safetensors checkpoint's bf16/fp16 weights to FP8 with 128x128 block scales (or
                      MXFP8 / NVFP4), scales beside each weight
-  version            the library's version
+  info               the library's version, this build's CUDA architectures, the GPUs seen and which
+                     kernel variant each operation would run on each of them and on the host
+  version            the library's version and the header's fq was built with (also --version, -V)
   help               this text
 )";
 
@@ -39,9 +43,9 @@ int main(int argc, char** argv) {
         if (cmd == "bench") return fqtool::bench_main(argc - 2, argv + 2);
         if (cmd == "check") return fqtool::check_main(argc - 2, argv + 2);
         if (cmd == "quantize-weights") return fqtool::quantize_weights_main(argc - 2, argv + 2);
-        if (cmd == "version") {
-            const uint32_t v = fqGetVersion();
-            std::printf("libfusedquant %u.%u.%u\n", v / 10000, v / 100 % 100, v % 100);
+        if (cmd == "info") return fqtool::info_main(argc - 2, argv + 2);
+        if (cmd == "version" || cmd == "--version" || cmd == "-V") {
+            std::fputs(fqtool::version_text().c_str(), stdout);
             return 0;
         }
     } catch (const fqtool::ToolError& e) {
@@ -51,6 +55,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fq %s: %s\n", cmd.c_str(), e.what());
         return 1;
     }
-    std::fprintf(stderr, "fq: unknown command \"%s\"\n\n%s", cmd.c_str(), kHelp);
+    const std::string hint = fqtool::did_you_mean(
+        cmd, {"check", "bench", "quantize-weights", "info", "version", "help", "--version", "--help"}, "");
+    std::fprintf(stderr, "fq: unknown command \"%s\"%s\n\n%s", cmd.c_str(), hint.c_str(), kHelp);
     return 2;
 }

@@ -7,7 +7,11 @@ import sys
 
 
 def main(json_path, png_path):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit(f"plot_bench.py: matplotlib is not installed for {sys.executable}; install it with:\n"
+                 f"    {sys.executable} -m pip install matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
