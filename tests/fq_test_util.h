@@ -68,4 +68,15 @@ struct HostRun {
     }
 };
 
+// How many bytes differ and the first of them, as a message ("" when equal).
+inline std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    if (bad == 0) return "";
+    return std::to_string(bad) + " of " + std::to_string(got.size()) + " bytes differ; first at " +
+           std::to_string(first) + ": got " + std::to_string(got[first]) + " want " + std::to_string(want[first]);
+}
+
 }  // namespace fqt

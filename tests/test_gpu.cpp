@@ -183,17 +183,6 @@ struct Tally {
     std::vector<PerVariant> per_variant;
 };
 
-// How many bytes differ and the first of them, as a message ("" when equal).
-std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    if (bad == 0) return "";
-    return std::to_string(bad) + " bytes differ; first at " + std::to_string(first) + ": got " + std::to_string(got[first]) +
-           " want " + std::to_string(want[first]);
-}
-
 // The 8 outputs around the first differing byte (one byte a value), with the input words they are computed
 // from: enough to tell from a log alone which element or rule differs.
 std::string around_first_difference(const Case& c, const std::vector<uint16_t>& input, const std::vector<uint8_t>& got,

@@ -122,17 +122,8 @@ Bytes host_bytes(const Problem& p, const std::vector<uint16_t>& input) {
 std::string differences(const Bytes& got, const Bytes& want) {
     std::string msg;
     auto one = [&](const char* name, const std::vector<uint8_t>& g, const std::vector<uint8_t>& w) {
-        if (g.size() != w.size()) {
-            msg += std::string(name) + ": " + std::to_string(g.size()) + " bytes vs " + std::to_string(w.size()) + "; ";
-            return;
-        }
-        size_t bad = 0, first = 0;
-        for (size_t i = 0; i < g.size(); ++i)
-            if (g[i] != w[i] && bad++ == 0) first = i;
-        if (bad)
-            msg += std::string(name) + ": " + std::to_string(bad) + " of " + std::to_string(g.size()) +
-                   " bytes differ, first at " + std::to_string(first) + " (got " + std::to_string(g[first]) + ", host " +
-                   std::to_string(w[first]) + "); ";
+        const std::string d = byte_diff(g, w);
+        if (!d.empty()) msg += std::string(name) + ": " + d + "; ";
     };
     one("output", got.out, want.out);
     one("scales", got.scales, want.scales);
