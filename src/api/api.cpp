@@ -117,23 +117,26 @@ int64_t span_bytes(int32_t dtype, int64_t rows, int64_t cols, int64_t ld) {
     return rows == 0 ? 0 : layout_bytes(dtype, (rows - 1) * ld + cols);
 }
 
-bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes);
+bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+    const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return a_bytes > 0 && b_bytes > 0 && pa < pb + uintptr_t(b_bytes) && pb < pa + uintptr_t(a_bytes);
+}
 
-// fqQuantize reads its input and writes each output into memory of its own (docs/api.md, "Aliasing"): any two
-// of them that share a byte are refused, the message naming both.
+// An execution entry point reads its inputs and writes each output into memory of its own (docs/api.md,
+// "Aliasing"): any two of its buffers that share a byte are refused, the message naming both.
 struct Region {
     const char* arg;
     const void* p;
     int64_t bytes;
 };
 template <size_t N>
-fqStatus_t check_no_aliasing(const Region (&r)[N]) {
+fqStatus_t check_no_aliasing(const char* function, const Region (&r)[N]) {
     for (size_t i = 0; i < N; ++i)
         for (size_t j = i + 1; j < N; ++j)
             if (overlap(r[i].p, r[i].bytes, r[j].p, r[j].bytes))
-                return fail(FQ_STATUS_INVALID_VALUE, "{}: overlaps {} ({} bytes at {} and {} bytes at {}); fqQuantize "
-                            "reads its input and writes each output into memory of its own", r[j].arg, r[i].arg,
-                            r[j].bytes, r[j].p, r[i].bytes, r[i].p);
+                return fail(FQ_STATUS_INVALID_VALUE, "{}: overlaps {} ({} bytes at {} and {} bytes at {}); {} reads "
+                            "its inputs and writes each output into memory of its own", r[j].arg, r[i].arg, r[j].bytes,
+                            r[j].p, r[i].bytes, r[i].p, function);
     return FQ_STATUS_SUCCESS;
 }
 
@@ -196,10 +199,6 @@ fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t ty
                 shape_arg, blocks, rows, groups, name(t), name(l));
 }
 
-bool overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
-    const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-    return a_bytes > 0 && b_bytes > 0 && pa < pb + uintptr_t(b_bytes) && pb < pa + uintptr_t(a_bytes);
-}
 
 }  // namespace
 
@@ -477,7 +476,7 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
             {"scales", scales, rowwise_scale_bytes},
             {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.col_output, col_values_bytes},
             {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
-        FQ_TRY(check_no_aliasing(regions));
+        FQ_TRY(check_no_aliasing("fqQuantize", regions));
         if (h.backend == Backend::Cuda) {
             // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
             FQ_TRY(cuda_check_current_device(h.device));
@@ -573,9 +572,8 @@ fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t type, int64_t batch, int64_t
             if (p.dst.bytes() > 0 && (reinterpret_cast<uintptr_t>(dst) & 3u))
                 return fail(FQ_STATUS_MISALIGNED, "dst: {} is not 4-byte aligned (fp32 scales)", dst);
         }
-        if (overlap(src, p.src.bytes(), dst, p.dst.bytes()))
-            return fail(FQ_STATUS_INVALID_VALUE, "dst: its {} bytes at {} overlap the {} bytes of src at {}; a repack "
-                        "cannot work in place", p.dst.bytes(), dst, p.src.bytes(), src);
+        const Region regions[] = {{"src", src, p.src.bytes()}, {"dst", dst, p.dst.bytes()}};
+        FQ_TRY(check_no_aliasing("fqScaleRepack", regions));
         if (h.backend == Backend::Cuda) {
             FQ_TRY(cuda_check_current_device(h.device));
             const std::pair<const char*, const void*> ptrs[] = {

@@ -58,18 +58,6 @@ int64_t checked_mul(int64_t a, int64_t b) {
 // ceil(a / b) for a >= 0, b > 0, without forming a + b - 1.
 int64_t ceil_div_exact(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-// Bytes of `elements` elements of `dtype` (FP4: two per byte), or -1 on overflow.
-int64_t element_bytes(int32_t dtype, int64_t elements) {
-    switch (dtype) {
-        case FQ_TYPE_FP32:
-        case FQ_TYPE_INT32: return checked_mul(elements, 4);
-        case FQ_TYPE_FP16:
-        case FQ_TYPE_BF16: return checked_mul(elements, 2);
-        case FQ_TYPE_FP4_E2M1: return ceil_div_exact(elements, 2);
-        default: return elements;
-    }
-}
-
 // Attributes that belong to some schemes only (docs/spec.md §3.3, §6). The microscaling schemes fix their block
 // (32, or 16 for NVFP4; FQ_QUANT_DESC_GROUP_SIZE is PER_GROUP's) and their scale rule, so the fp32-scale
 // knobs would be silently ignored there: refused instead. SCALE_APPLY is accepted and has no effect (an E8M0
@@ -176,7 +164,17 @@ fqStatus_t columnwise_block(const fqQuantDescOpaque& d, Scheme scheme, int64_t* 
 
 }  // namespace
 
-int64_t layout_bytes(int32_t dtype, int64_t elements) { return element_bytes(dtype, elements); }
+// Bytes of `elements` elements of `dtype` (FP4: two per byte), or -1 on overflow.
+int64_t layout_bytes(int32_t dtype, int64_t elements) {
+    switch (dtype) {
+        case FQ_TYPE_FP32:
+        case FQ_TYPE_INT32: return checked_mul(elements, 4);
+        case FQ_TYPE_FP16:
+        case FQ_TYPE_BF16: return checked_mul(elements, 2);
+        case FQ_TYPE_FP4_E2M1: return ceil_div_exact(elements, 2);
+        default: return elements;
+    }
+}
 
 fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
     if (l.dtype < 0 || l.dtype > FQ_TYPE_INT32)
@@ -189,12 +187,12 @@ fqStatus_t check_layout(const char* arg, const fqTensorLayoutOpaque& l) {
         return fail(FQ_STATUS_INVALID_VALUE, "{}: FP4 elements pack two per byte; the row stride (ld) {} must be even",
                     arg, l.ld);
     // A row (ld elements, at least cols) must be a byte count on its own, whatever the rows (zero included).
-    if (element_bytes(l.dtype, l.ld) < 0)
+    if (layout_bytes(l.dtype, l.ld) < 0)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: row stride (ld) {} elements of {} overflow a 64-bit byte count", arg,
                     l.ld, name(DType(l.dtype)));
     // The extent the tensor spans, rows x ld elements, must be a byte count a pointer can step over.
     const int64_t elements = checked_mul(l.rows, l.ld);
-    if (elements < 0 || element_bytes(l.dtype, elements) < 0)
+    if (elements < 0 || layout_bytes(l.dtype, elements) < 0)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: rows {} x ld {} elements of {} overflow a 64-bit byte count", arg,
                     l.rows, l.ld, name(DType(l.dtype)));
     return FQ_STATUS_SUCCESS;
