@@ -1123,7 +1123,6 @@ __global__ void finalize_tensor_scale(const Params p);
 
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
-fqStatus_t launch_error(cudaError_t e);  // cuda_status(e, "kernel launch")
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 

@@ -63,8 +63,9 @@ fqStatus_t launch_zero_scale_padding(const LaunchArgs& a, const ScaleGeometry& g
     const int64_t slots = blocks * ((g.padded_rows - g.rows) * cols_padded + (rows_only ? 0 : g.rows * (cols_padded - g.cols)));
     if (slots <= 0 || !base) return FQ_STATUS_SUCCESS;
     const unsigned grid = unsigned(std::min<int64_t>(ceil_div(slots, 256), 1024));
-    return launch_error(launch_kernel(zero_scale_padding_kernel, dim3(grid), dim3(256), 0,
-                                      static_cast<cudaStream_t>(a.stream), false, g, base, blocks, cols_padded, rows_only));
+    return cuda_status(launch_kernel(zero_scale_padding_kernel, dim3(grid), dim3(256), 0, static_cast<cudaStream_t>(a.stream),
+                                     false, g, base, blocks, cols_padded, rows_only),
+                       "kernel launch");
 }
 
 Params make_params(const LaunchArgs& a) {
@@ -126,8 +127,6 @@ Params make_params(const LaunchArgs& a) {
     }
     return p;
 }
-
-fqStatus_t launch_error(cudaError_t e) { return cuda_status(e, "kernel launch"); }
 
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p) {  // one word per expert
     return cuda_status(cudaMemsetAsync(p.amax_bits, 0, sizeof(float) * size_t(p.experts), static_cast<cudaStream_t>(a.stream)),
