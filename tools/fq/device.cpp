@@ -15,16 +15,6 @@ void cuda_check(cudaError_t e, const char* what) {
 }
 }  // namespace
 
-bool cuda_available(std::string* why) {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        if (why) *why = e == cudaSuccess ? "no CUDA device" : cudaGetErrorString(e);
-        cudaGetLastError();
-        return false;
-    }
-    return true;
-}
 int device_count(std::string* why) {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
@@ -54,12 +44,8 @@ void device_fill(void* p, int byte, size_t bytes) {
 }
 void device_synchronize() { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (a kernel failed)"); }
 #else
-bool cuda_available(std::string* why) {
-    if (why) *why = "this fq was built without CUDA (FQ_ENABLE_CUDA=OFF)";
-    return false;
-}
 int device_count(std::string* why) {
-    cuda_available(why);
+    if (why) *why = "this fq was built without CUDA (FQ_ENABLE_CUDA=OFF)";
     return 0;
 }
 void* device_alloc(size_t) { throw ToolError("no CUDA in this build"); }
@@ -69,5 +55,7 @@ void copy_to_host(void*, const void*, size_t) { throw ToolError("no CUDA in this
 void device_fill(void*, int, size_t) { throw ToolError("no CUDA in this build"); }
 void device_synchronize() {}
 #endif
+
+bool cuda_available(std::string* why) { return device_count(why) > 0; }
 
 }  // namespace fqtool
