@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../common/moe.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
