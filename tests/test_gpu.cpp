@@ -17,10 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
 
 using namespace fqt;
+using fqtool::byte_diff;
 
 namespace {
 
@@ -72,18 +74,12 @@ constexpr float kGlobalSpecial[] = {0.0f, -1.0f, INFINITY, NAN, 1e-38f};
 // Random inputs that exercise the edges: mostly normal values, plus zero rows, NaN, Inf, values past
 // every format's qmax, tiny values; with c.extremes, every 13th input one of kExtremes.
 std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_cols, int64_t ld) {
-    std::normal_distribution<float> normal(0.0f, 2.0f);
-    std::uniform_int_distribution<int> pick(0, 999);
+    fqtool::EdgeValues value;
     std::vector<uint16_t> v(size_t(c.rows * ld + c.misalign + 8), 0xFFFF);
     const int64_t zero_row = c.rows > 2 ? 1 : -1;
     for (int64_t m = 0; m < c.rows; ++m)
         for (int64_t j = 0; j < in_cols; ++j) {
-            float x = normal(rng);
-            const int r = pick(rng);
-            if (r < 3) x = NAN;
-            else if (r < 5) x = (r & 1) ? INFINITY : -INFINITY;
-            else if (r < 12) x *= 3e4f;
-            else if (r < 20) x *= 1e-6f;
+            float x = value(rng);
             if (m == zero_row) x = 0.0f;
             uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
             const int64_t k = m * in_cols + j;

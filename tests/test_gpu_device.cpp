@@ -21,10 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
 
 using namespace fqt;
+using fqtool::byte_diff;
 
 namespace {
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "../dispatch/device.h"
 #include "../dispatch/registry.h"
@@ -174,26 +175,11 @@ fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t ty
                     layout_arg);
     if (l == ScaleLayout::PackedUe8m0 && t != DType::E8M0)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: PACKED_UE8M0 holds E8M0 scales, not {}", layout_arg, name(t));
-    // No layout pads rows past a multiple of 128 or groups past a multiple of 4: check before padding.
-    int64_t n = -1;
-    if (rows <= INT64_MAX - 128 && groups <= INT64_MAX - 4) {
-        int64_t prows = rows, pcols = groups, elem = scale_type_bytes(t);
-        switch (l) {
-            case ScaleLayout::ColMajorTma: prows = round_up(rows, 16 / elem); break;
-            case ScaleLayout::Swizzled128x4: prows = round_up(rows, 128); pcols = round_up(groups, 4); break;
-            case ScaleLayout::PackedUe8m0: prows = round_up(rows, 4); pcols = ceil_div(groups, 4); elem = 4; break;
-            default: break;
-        }
-        int64_t cells, bytes;
-        if (!__builtin_mul_overflow(prows, pcols, &cells) && !__builtin_mul_overflow(cells, elem, &bytes) &&
-            !__builtin_mul_overflow(bytes, blocks, &n) && n >= 0) {
-            side->g = make_scale_geometry(l, t, rows, groups);
-            side->blocks = blocks;
-            if (side->g.bytes != bytes)
-                return fail(FQ_STATUS_INTERNAL_ERROR, "{}: {} bytes per block, but the overflow check computed {}",
-                            layout_arg, side->g.bytes, bytes);
-            return FQ_STATUS_SUCCESS;
-        }
+    const std::optional<ScaleGeometry> g = checked_scale_geometry(l, t, rows, groups);
+    if (g && checked_mul(g->bytes, blocks) >= 0) {
+        side->g = *g;
+        side->blocks = blocks;
+        return FQ_STATUS_SUCCESS;
     }
     return fail(FQ_STATUS_INVALID_VALUE, "{}: {} block(s) of {} x {} {} scales in {} overflow a 64-bit byte count",
                 shape_arg, blocks, rows, groups, name(t), name(l));

@@ -3,6 +3,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "error.h"
 
@@ -49,12 +50,6 @@ int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-// Non-negative a x b, or -1 when it does not fit in int64_t.
-int64_t checked_mul(int64_t a, int64_t b) {
-    int64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? -1 : r;
-}
-
 // ceil(a / b) for a >= 0, b > 0, without forming a + b - 1.
 int64_t ceil_div_exact(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
@@ -99,24 +94,6 @@ fqStatus_t check_group_size(const fqQuantDescOpaque& d, Scheme scheme) {
                     "elements; set {} or leave it unset (0)", d.group_size, name(scheme), own, own);
     return fail(FQ_STATUS_INVALID_VALUE, "FQ_QUANT_DESC_GROUP_SIZE: {} is set, but scheme {} has no groups ({}); leave "
                 "it unset (0)", d.group_size, name(scheme), scheme == Scheme::PerToken ? "one scale per row" : "one scale");
-}
-
-// The bytes of `srows` x `scols` logical scales in `layout` with its padding, every step checked: -1 when
-// any product overflows int64_t. It mirrors make_scale_geometry(), which then computes without checks.
-int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int64_t scols) {
-    if (srows > kInt64Max - 128 || scols > kInt64Max - 4) return -1;  // no layout pads further than that
-    int64_t prows = srows, pcols = scols, elem = scale_type_bytes(stype);
-    switch (layout) {
-        case ScaleLayout::ColMajorTma: prows = round_up(srows, 16 / elem); break;
-        case ScaleLayout::Swizzled128x4: prows = round_up(srows, 128); pcols = round_up(scols, 4); break;
-        case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
-        default: break;
-    }
-    // The strides fqGetScaleBufferInfo reports (a padded extent times the element) must fit as well: with no
-    // scale column (zero rows of columnwise output) the byte count is 0 whatever the rows.
-    if (checked_mul(prows, elem) < 0 || checked_mul(pcols, elem) < 0) return -1;
-    const int64_t n = checked_mul(prows, pcols);
-    return n < 0 ? -1 : checked_mul(n, elem);
 }
 
 // docs/spec.md §5: the MoE attributes that need no pointer, for an output of `rows` rows. The arrays themselves
@@ -280,15 +257,11 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
         srows = is_per_tensor(scheme) ? tensor_scales : cols;
         scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(block_rows, c->col_block);
     }
-    const int64_t block_bytes = checked_scale_bytes(layout, stype, srows, scols);
-    if (block_bytes < 0 || checked_mul(block_bytes, c->scale_batch) < 0)
+    const std::optional<ScaleGeometry> g = checked_scale_geometry(layout, stype, srows, scols);
+    if (!g || checked_mul(g->bytes, c->scale_batch) < 0)
         return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values{} overflow a 64-bit byte count",
                     srows, scols, rows, cols, c->scale_batch > 1 ? fmt::format(" in {} blocks", c->scale_batch) : "");
-    ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales;
-    g = make_scale_geometry(layout, stype, srows, scols);
-    if (g.bytes != block_bytes)
-        return fail(FQ_STATUS_INTERNAL_ERROR, "scale buffer of {} bytes, but the overflow check computed {}", g.bytes,
-                    block_bytes);
+    (which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales) = *g;
     return FQ_STATUS_SUCCESS;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "hd.h"
 #include "types.h"
@@ -28,8 +30,19 @@ struct ScaleGeometry {
 
 FQ_HD int64_t scale_type_bytes(DType t) { return t == DType::Fp32 ? 4 : 1; }
 
-// Geometry for `rows` x `groups` logical scales of element type `type` in `layout`.
-inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups) {
+// a x b for a, b >= 0, or -1 when it does not fit int64_t.
+inline int64_t checked_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+// Geometry for `rows` x `groups` (both >= 0) logical scales of element type `type` in `layout`: the one padding
+// rule of docs/spec.md §4. Empty when a padded extent, a stride (a padded extent times the element, as
+// fqGetScaleBufferInfo reports it) or the byte count does not fit int64_t.
+inline std::optional<ScaleGeometry> checked_scale_geometry(ScaleLayout layout, DType type, int64_t rows,
+                                                           int64_t groups) {
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    if (rows > kMax - 128 || groups > kMax - 4) return std::nullopt;  // no layout pads further than that
     ScaleGeometry g;
     g.layout = layout;
     g.type = type;
@@ -53,8 +66,17 @@ inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t
             g.padded_cols = ceil_div(groups, 4);
             break;
     }
-    g.bytes = g.padded_rows * g.padded_cols * g.elem_bytes;
+    const int64_t cells = checked_mul(g.padded_rows, g.padded_cols);
+    if (checked_mul(g.padded_rows, g.elem_bytes) < 0 || checked_mul(g.padded_cols, g.elem_bytes) < 0 || cells < 0)
+        return std::nullopt;
+    g.bytes = checked_mul(cells, g.elem_bytes);
+    if (g.bytes < 0) return std::nullopt;
     return g;
+}
+
+// The geometry of a shape the API has checked (checked_scale_geometry is not empty for it).
+inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups) {
+    return checked_scale_geometry(layout, type, rows, groups).value();
 }
 
 // Logical scale columns the storage covers, padding included (PACKED_UE8M0 counts words of four).

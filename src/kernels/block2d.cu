@@ -6,7 +6,7 @@
 // Weight quantization runs once per checkpoint: this kernel favours being obviously right over speed.
 #include <cuda_runtime.h>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../common/activate_column.h"
 #include "../dispatch/registry.h"
 #include "launch.cuh"
