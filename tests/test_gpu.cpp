@@ -381,6 +381,15 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.rows = 333; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
     { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 40; c.cols = 1024; c.rounding = 1; cases.push_back(c); }
     { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 8; c.rows = 400; c.cols = 2048; c.slot_counts = true; cases.push_back(c); }
+    // MASKED over more valid rows than one wave of the persistent grid holds (units of 512 outputs wrap around
+    // the grid several times), many experts (the prefix scan over several chunks of 128), H = 2880 (a partial
+    // group and a partial unit), swizzled MX scales with padding rows, per-tensor dynamic per expert.
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 1000; c.cols = 2048; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 300; c.rows = 300 * 7; c.cols = 2880; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 6; c.rows = 6 * 300; c.cols = 2880; c.scheme = FQ_SCHEME_MXFP8;
+      c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 5; c.rows = 5 * 600; c.cols = 1536;
+      c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; cases.push_back(c); }
 
     // docs/spec.md's edges (issue 45): extreme gates (-Inf, -3.39e38 / -65504), NaNs of both signs, a qmax override
     // as the saturation bound, NVFP4 global amaxes that give S_enc = 1; every variant against the host.

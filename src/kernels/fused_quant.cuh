@@ -1117,6 +1117,8 @@ __global__ void finalize_tensor_scale(const Params p);
 
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
+// Whether the 16-byte IO forms run c: aligned pointers and row strides, a width divisible by 8.
+bool vector_io_ok(const OpConfig& c);
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
