@@ -1,11 +1,12 @@
 // BLOCK_2D on CUDA (docs/spec.md §3.1, §3.2): one fp32 scale per 128x128 tile, for weights (DeepSeek-V3 FP8
 // checkpoints, cuBLASLt BLK128x128_32F; training engines quantize every weight this way every step). One CTA
 // per tile, in two forms that share one shape: each of 256 threads holds 8 rows x 8 columns of the tile in
-// registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the same registers
-// are quantized.
+// registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the values are
+// quantized from those registers.
 //   block2d_vec      weights (no activation, not gated) with 16-byte rows: the load / quantize / store blocks
 //                    of the row kernels (fused_quant.cuh), hardware fp8 conversion on sm_89+; all of a thread's
-//                    loads are in flight before the first is used.
+//                    loads are in flight before the first is used, and the raw inputs stay in registers (the
+//                    amax pass and the quantize pass each activate them).
 //   block2d_generic  any activation and gate layout, element IO: the FQ_HD code the host reference calls
 //                    (activate_column, group_scale, quantize_value: software RNE encoding).
 // Both write the host reference's bytes (docs/spec.md §0).
@@ -25,6 +26,7 @@ constexpr int kCols = 8;                               // consecutive columns pe
 constexpr int kThreadsPerRow = int(kBlock2D) / kCols;  // 16 threads span the tile's 128 columns
 constexpr int kRowStep = kThreads / kThreadsPerRow;    // 16 rows per pass of the CTA
 constexpr int kRows = int(kBlock2D) / kRowStep;        // 8 rows per thread
+constexpr int kVecMinBlocks = 4;                       // block2d_vec: 4 tiles an SM (64 registers a thread)
 
 // ---- Blocks both forms share -----------------------------------------------------------------------------
 // Where thread t's 8 x 8 values sit in tile (mb, kb): columns c0 .. c0 + 7 of rows r0 + 16 i.
@@ -61,7 +63,7 @@ __device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometr
 // S is Shape<Identity, in, None>; p.cols is a multiple of 8 and every row 16-byte aligned (refuse_vec), so a
 // thread's 8 columns are all inside the matrix or all outside it.
 template <class S, bool kHwCvt>
-__global__ void __launch_bounds__(kThreads) block2d_vec(const cuda::Params p, int64_t tile_rows) {
+__global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p, int64_t tile_rows) {
     using namespace cuda;
     wait_for_producer();
     const int64_t mb = blockIdx.x, kb = blockIdx.y;
@@ -75,22 +77,29 @@ __global__ void __launch_bounds__(kThreads) block2d_vec(const cuda::Params p, in
 #pragma unroll
     for (int i = 0; i < kRows; ++i)
         if (row_ok(i)) raw[i] = load_raw<S, true>(p, at.r0 + int64_t(i) * kRowStep, j0);
-    float y[kRows][8], a = 0.0f;  // activate (the routing probability, where there is one) and the amax
+    // The tile's amax, then the codes, each activating the raw inputs again: the inputs take half the registers
+    // of their activated values, which leaves room for more tiles an SM to keep the loads coming.
+    float a = 0.0f;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
         if (row_ok(i)) {
-            activate8<S>(p, raw[i], at.r0 + int64_t(i) * kRowStep, y[i]);
-            a = fmaxf(a, amax8(y[i], 8));
+            float y[8];
+            activate8<S>(p, raw[i], at.r0 + int64_t(i) * kRowStep, y);
+            a = fmaxf(a, amax8(y, 8));
         }
     }
     a = tile_amax(a);
     const float s = group_scale(a, upper_bound(p), p.quant);
     if (threadIdx.x == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.sg, mb, kb)) = s;
-    const Divisor d = divisor_of(s, p.quant);  // quantize and store
+    const Divisor d = divisor_of(s, p.quant);
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
         const int64_t m = at.r0 + int64_t(i) * kRowStep;
-        if (row_ok(i)) store8<true>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y[i], a, d, p.quant), 8);
+        if (row_ok(i)) {
+            float y[8];
+            activate8<S>(p, raw[i], m, y);
+            store8<true>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, a, d, p.quant), 8);
+        }
     }
 }
 

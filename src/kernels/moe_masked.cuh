@@ -5,8 +5,9 @@
 //   1. count   every block turns the counts into first valid row numbers (a block-wide scan into shared
 //              memory): valid row v is expert e's row v - prefix[e], e the last expert with prefix[e] <= v;
 //   2. walk    warp w of block b takes units b * 4 + w, + 4 x grid, ...: a unit is 512 outputs of one valid
-//              row (16 a thread, the plain kernel's two chunks in one group);
-//   3. quantize each unit with the plain kernel's blocks (plain_outputs, quantize_activated), so the bytes are
+//              row (16 a thread, the plain kernel's two chunks in one group), the next unit's loads issued
+//              before the current one is quantized;
+//   3. quantize each unit with the plain kernel's blocks (load_raw, activate8, quantize_activated), so the bytes are
 //              the general kernel's and the host reference's.
 // Blocks past the persistent ones write the scale layout's padding rows, as in the general kernel.
 // FP32 intermediates and the 16-byte path only (refuse_masked); the rest take the general kernel.
@@ -21,9 +22,9 @@ namespace fq::cuda {
 constexpr int kMaskedUnitOutputs = 512;           // a warp's outputs of one row: 32 lanes x 16
 constexpr int kMaskedWarps = kThreads / 32;       // units a block runs at once
 constexpr int kMaskedMaxExperts = 8192;           // prefix sums in dynamic shared memory: 32 KB
-// Resident blocks an SM, and the grid: one wave of them. 8 (64 registers a thread: 1024 threads x 64 bytes
-// of input in flight an SM) with the hardware fp8 conversion; the software encoding needs more registers.
-constexpr int masked_min_blocks(bool hw_cvt) { return hw_cvt ? 8 : 4; }
+// Resident blocks an SM, and the grid: one wave of them. 6 (80 registers a thread: two units of 64 bytes a
+// lane in flight) with the hardware fp8 conversion; the software encoding needs more registers.
+constexpr int masked_min_blocks(bool hw_cvt) { return hw_cvt ? 6 : 4; }
 constexpr int64_t kMaskedMaxUnits = INT32_MAX;    // the slots' units of 512 outputs: 32-bit unit numbers
 
 // prefix[e] = the valid rows of experts before e (counts clamped to [0, max_m]); prefix[E] = all of them.
@@ -56,9 +57,35 @@ __device__ __forceinline__ int masked_owner(const int* prefix, int experts, int 
     return lo;
 }
 
+// One unit of work: valid row v's unit t, i.e. slot row m of expert e, output columns j[0] and j[1] (the plain
+// kernel's chunks A and B of this lane), and its inputs once loaded.
+struct MaskedUnit {
+    int e;
+    int64_t m;
+    int j[2], valid[2];
+    Raw8 raw[2];
+};
+
+// Finds unit u's row and columns and issues its loads (they stay in flight until the unit is activated).
+template <class S>
+__device__ __forceinline__ void fetch_unit(const Params& p, const int* prefix, unsigned units_a_row, unsigned u,
+                                           MaskedUnit& w) {
+    const int v = int(u / units_a_row), t = int(u - unsigned(v) * units_a_row);
+    w.e = masked_owner(prefix, p.experts, v);
+    w.m = int64_t(w.e) * p.expert_rows + (v - prefix[w.e]);
+    w.j[0] = plain_chunk_a(p, t * kMaskedUnitOutputs);
+    w.j[1] = w.j[0] + (8 << p.pair_shift);
+    const uint16_t* row = p.in + w.m * p.in_ld;
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        w.valid[c] = w.j[c] < p.cols ? 8 : 0;
+        if (w.valid[c] > 0) w.raw[c] = load_raw<S, true>(p, row, w.j[c]);
+    }
+}
+
 template <class S, bool kHwCvt, bool kMx>
 __global__ void __launch_bounds__(kThreads, masked_min_blocks(kHwCvt)) masked_quant(const Params p, int persistent_blocks,
-                                                                          int padding_tiles) {
+                                                                                    int padding_tiles) {
     wait_for_producer();
     if (int(blockIdx.x) >= persistent_blocks) {  // padding rows: kPadRowsPerBlock rows x one 1024-output tile
         let_consumer_start();
@@ -68,24 +95,27 @@ __global__ void __launch_bounds__(kThreads, masked_min_blocks(kHwCvt)) masked_qu
     }
     extern __shared__ int prefix[];
     masked_row_prefix(p, prefix);
-    // 32-bit unit numbers: refuse_masked keeps the slots' units below 2^31.
+    // 32-bit unit numbers: refuse_masked keeps the slots' units below 2^31. Each warp walks its units with the
+    // next one's loads in flight while it quantizes the current one (a warp has no other work to hide them).
     const unsigned units_a_row = unsigned(p.cols + kMaskedUnitOutputs - 1) / kMaskedUnitOutputs;
-    const unsigned units = unsigned(prefix[p.experts]) * units_a_row;
-    for (unsigned u = blockIdx.x * kMaskedWarps + (threadIdx.x >> 5); u < units; u += gridDim.x * kMaskedWarps) {
-        const int v = int(u / units_a_row), t = int(u - unsigned(v) * units_a_row);  // valid row v, unit t of it
-        const int e = masked_owner(prefix, p.experts, v);
-        const int64_t m = int64_t(e) * p.expert_rows + (v - prefix[e]);
-        int j[2];
-        j[0] = plain_chunk_a(p, t * kMaskedUnitOutputs);
-        j[1] = j[0] + (8 << p.pair_shift);
-        const int valid[2] = {j[0] < p.cols ? 8 : 0, j[1] < p.cols ? 8 : 0};
-        float y[2][8];
-        plain_outputs<S, true, false>(p, m, j, valid, y);
-        const RowScaleInputs<kMx> in(p, e);
-        quantize_activated<2, true, kHwCvt, kMx>(p, owned_by(p, e, m), m, j, valid, y, 1 << p.pair_shift,
-                                                 in.tensor_scale, in.bound);
-    }
+    const unsigned units = unsigned(prefix[p.experts]) * units_a_row, stride = gridDim.x * kMaskedWarps;
+    unsigned u = blockIdx.x * kMaskedWarps + (threadIdx.x >> 5);
+    MaskedUnit cur;
+    if (u < units) fetch_unit<S>(p, prefix, units_a_row, u, cur);
     let_consumer_start();
+    while (u < units) {
+        MaskedUnit next{};
+        if (u + stride < units) fetch_unit<S>(p, prefix, units_a_row, u + stride, next);
+        float y[2][8];
+#pragma unroll
+        for (int c = 0; c < 2; ++c)
+            if (cur.valid[c] > 0) activate8<S, true>(p, cur.raw[c], cur.m, y[c]);
+        const RowScaleInputs<kMx> in(p, cur.e);
+        quantize_activated<2, true, kHwCvt, kMx>(p, owned_by(p, cur.e, cur.m), cur.m, cur.j, cur.valid, y,
+                                                 1 << p.pair_shift, in.tensor_scale, in.bound);
+        u += stride;
+        cur = next;
+    }
 }
 
 template <class S, bool kHwCvt, bool kPdl, bool kMx>
