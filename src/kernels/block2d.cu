@@ -66,7 +66,7 @@ template <class S, bool kHwCvt>
 __global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p, int64_t tile_rows) {
     using namespace cuda;
     wait_for_producer();
-    const int64_t mb = blockIdx.x, kb = blockIdx.y;
+    const int64_t mb = blockIdx.y, kb = blockIdx.x;
     if (padding_tile(p.scales, p.sg, tile_rows, mb, kb)) return;
     const TileSpot at = tile_spot(mb, kb);
     const int j0 = int(at.c0);
@@ -118,7 +118,7 @@ struct Params {
 };
 
 __global__ void __launch_bounds__(kThreads) block2d_generic(const Params p) {
-    const int64_t mb = blockIdx.x, kb = blockIdx.y;
+    const int64_t mb = blockIdx.y, kb = blockIdx.x;
     if (padding_tile(p.scales, p.sg, p.tile_rows, mb, kb)) return;
     const TileSpot at = tile_spot(mb, kb);
     float y[kRows][kCols];
@@ -165,8 +165,8 @@ std::string refuse(const OpConfig& c) {
     if (c.scheme != Scheme::Block2D) return "runs the BLOCK_2D scheme only";
     if (c.moe != MoeLayout::None) return "MoE layouts have no BLOCK_2D kernel in this version";
     if (c.outputs != kOutputRowwise) return "columnwise outputs have no BLOCK_2D kernel in this version";
-    if (c.scales.padded_rows > int64_t(INT32_MAX) || c.scales.cols > 65535)
-        return fmt::format("{} x {} tiles exceed the launch grid (at most 65535 tile columns)", c.scales.padded_rows,
+    if (c.scales.padded_rows > 65535 || c.scales.cols > int64_t(INT32_MAX))
+        return fmt::format("{} x {} tiles exceed the launch grid (at most 65535 tile rows)", c.scales.padded_rows,
                            c.scales.cols);
     return {};
 }
@@ -179,7 +179,9 @@ std::string refuse_vec(const OpConfig& c) {
     return refuse(c);
 }
 
-dim3 tile_grid(const OpConfig& c) { return dim3(unsigned(c.scales.padded_rows), unsigned(c.scales.cols)); }
+// Tile columns fastest: the tiles in flight at once are neighbours along the rows, so together they read long
+// runs of each row rather than 256 bytes of many rows.
+dim3 tile_grid(const OpConfig& c) { return dim3(unsigned(c.scales.cols), unsigned(c.scales.padded_rows)); }
 
 template <bool kHwCvt, bool kPdl>
 fqStatus_t run_vec(const LaunchArgs& a) {

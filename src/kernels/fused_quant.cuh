@@ -761,6 +761,14 @@ constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
 // One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
 inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
 
+// Whether programmatic dependent launch pays for a general-kernel grid of `blocks`: it saves the launch gap where
+// the grid is well below or above one wave, and costs where it fills half a wave to one (the next call's blocks
+// take the free slots early; docs/design-notes.md).
+inline bool pdl_pays(const LaunchArgs& a, int64_t blocks) {
+    const int64_t wave = resident_blocks(a);
+    return !(2 * blocks > wave && blocks <= wave);
+}
+
 // The tensor scale (or NVFP4's S_enc) and the scale upper bound, each loaded only where the scheme reads it.
 template <bool kMx>
 struct RowScaleInputs {
@@ -1208,7 +1216,9 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         Params q = p;
         q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
         q.row_blocks = ceil_div(p.rows, q.rows_per_block);
-        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, q.row_blocks + padding_blocks, col_tiles), dim3(kThreads), a, kPdl, q);
+        const int64_t blocks = (q.row_blocks + padding_blocks) * col_tiles;
+        return launch(group_quant<S, kVec, kHwCvt, kMx>, block_grid(false, q.row_blocks + padding_blocks, col_tiles), dim3(kThreads), a,
+                      kPdl && pdl_pays(a, blocks), q);
     }
 }
 
