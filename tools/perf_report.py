@@ -127,6 +127,7 @@ def main(d):
         print_moe_sweeps(moe)
     if peers_fq:
         print_peer_tables(peers_fq, peers)
+        print_other_problems(peers_fq)
 
 
 def copy_label(r):
@@ -140,8 +141,8 @@ def us_range(r):
 
 def problem_of(r):
     """The name tools/bench_peers.py gives the problem of an fq bench result (None: not one of issue 48's)."""
-    if r.get("moe", "none") == "masked":
-        return "silu-fp8-g128-masked"
+    if r.get("moe", "none") != "none" or r.get("outputs", "row") != "row":
+        return "silu-fp8-g128-masked" if r.get("moe") == "masked" and r.get("skew") == "skewed" else None
     if r["scheme"] == "per_group" and r["activation"] == "silu":
         return "silu-fp8-g128-" + ("row" if r["layout"] == "row" else "col")
     if r["scheme"] == "mxfp8" and r["activation"] == "identity":
@@ -180,6 +181,31 @@ def print_peer_tables(fq, peers):
             ratio = f"{best / r['us']:.2f}x" if best else "-"
             print(f"| {r['layout']} | {r['tokens']} | {r['hidden']} | {copy_label(r)} | {us_range(r)} | "
                   f"{r['pct_of_copy']:.1f}% | {r['kernel']} | {compiled} | {ratio} |")
+
+
+def problem_label(r):
+    """One line naming a problem that has no peer: scheme, activation, MoE layout, outputs."""
+    parts = [scheme_label(r), r["activation"]]
+    if r.get("moe", "none") != "none":
+        parts.append(f"{r['moe']} E = {r['experts']} {r['skew']} ({r['valid_rows']} valid rows)")
+    if r.get("outputs", "row") != "row":
+        parts.append(f"outputs {r['outputs']}")
+    return ", ".join(parts)
+
+
+def print_other_problems(fq):
+    """The rest of issue 48's table: problems no peer runs on this device, fq against the copy."""
+    other = [r for r in fq["results"] if problem_of(r) is None]
+    if not other:
+        return
+    print()
+    print("**Problems without a peer on this device** (fq against the same-bytes copy; MoE: the valid rows' bytes)")
+    print()
+    print("| problem | scales | T | H | copy us (which) | fq us | fq % of copy | kernel |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in other:
+        print(f"| {problem_label(r)} | {r['layout']} | {r['tokens']} | {r['hidden']} | {copy_label(r)} | {us_range(r)} | "
+              f"{r['pct_of_copy']:.1f}% | {r['kernel']} |")
 
 
 def print_main_tables(bench, pdl, hwexp, block2d, sweeps):
