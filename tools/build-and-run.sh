@@ -3,10 +3,11 @@
 # With a usable GPU (nvidia-smi answers and nvcc is installed) the CUDA kernels are compiled for that GPU's
 # architecture alone; otherwise the library is built for the host reference backend only (no nvcc run), a few
 # minutes on 2 cores. FQ_CUDA_ARCHS=... builds the kernels for those architectures instead. The test command,
-# tools/build-and-test.sh, is the one that builds every kernel for several architectures.
+# tools/build-and-test.sh, is the one that builds every kernel for several architectures; this one builds in
+# build-run/, so that its choice never lands in the test command's build/ cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup-deps.sh
+tools/setup-deps.sh --build
 
 # The present GPU's architecture as FQ_CUDA_ARCHS spells it (8.9 -> 89; Hopper and Blackwell datacenter parts
 # with their arch-specific features: 9.0 -> 90a, 10.0 -> 100a); nothing without a usable GPU (the kernels need
@@ -30,6 +31,6 @@ else
   echo "build-and-run: no usable GPU (or no nvcc): the host backend only"
   cuda=(-DFQ_ENABLE_CUDA=OFF)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cuda[@]}"
-cmake --build build -j"$(nproc)" --target fq_quickstart
-./build/fq_quickstart
+cmake -S . -B build-run -DCMAKE_BUILD_TYPE=Release "${cuda[@]}"
+cmake --build build-run -j"$(nproc)" --target fq_quickstart
+./build-run/fq_quickstart
