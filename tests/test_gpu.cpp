@@ -86,7 +86,7 @@ std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_
             if (c.extremes && k % 13 == 0) bits = (c.in_type == FQ_TYPE_BF16 ? kExtremesBf16 : kExtremesFp16)[(k / 13) % 8];
             v[size_t(c.misalign + m * ld + j)] = bits;
         }
-    if (c.every_gate) {  // gate of output (m, j) = pattern m * cols + j (mod 2^16): every table entry and miss
+    if (c.every_gate) {  // gate of output (m, j) = pattern m * cols + j (mod 2^16): every bf16 gate
         for (int64_t m = 0; m < c.rows; ++m)
             for (int64_t j = 0; j < c.cols; ++j) {
                 const bool gate_first = c.order == FQ_GATE_ORDER_GATE_FIRST;
@@ -172,9 +172,9 @@ void random_moe(std::mt19937& rng, const Case& c, std::vector<int32_t>& offsets,
 struct Tally {
     int runs = 0, refused = 0;
     // Per variant, indexed by FQ_HANDLE_VARIANT + 1 (0: the dispatcher's choice): runs compared with the host,
-    // (problem, tile rule) pairs it refused, runs not compared (variants that say they are not bit-exact).
+    // (problem, tile rule) pairs it refused.
     struct PerVariant {
-        int runs = 0, refused = 0, not_compared = 0;
+        int runs = 0, refused = 0;
     };
     std::vector<PerVariant> per_variant;
 };
@@ -287,12 +287,6 @@ void check_case(fqHandle_t gpu, const Case& c, std::mt19937& rng, Tally& tally) 
         }
         char name[256] = "auto";
         if (v >= 0) REQUIRE(fqGetVariantName(gpu, v, name, sizeof name) == FQ_STATUS_SUCCESS);
-        // Benchmark-only variants are compared too, except those that say they are not bit-exact
-        // (sm90.group.hwexp); sm90.group.lut must match byte for byte.
-        if (std::string(name).find("not bit-exact") != std::string::npos) {
-            ++mine.not_compared;
-            continue;
-        }
         const std::string variant_name = name;  // CAPTURE keeps a reference: never a temporary
         CAPTURE(variant_name);
         CAPTURE(wide_tile_min);
@@ -431,8 +425,8 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         cases.push_back(c);
     }
 
-    // sm90.group.lut: every bf16 gate through its table (and its misses) for each activation with a table,
-    // rounding mode and gate arrangement (64 rows x 1024 outputs = 2^16 gates).
+    // Every bf16 gate bit pattern through each transcendental activation, rounding mode and gate arrangement
+    // (64 rows x 1024 outputs = 2^16 gates).
     for (int32_t act : {FQ_ACTIVATION_SILU, FQ_ACTIVATION_GELU_ERF, FQ_ACTIVATION_GELU_TANH, FQ_ACTIVATION_SWIGLU_OAI})
         for (int32_t rounding : {0, 1, 2})
             for (int32_t gate : {FQ_GATE_LAYOUT_SPLIT, FQ_GATE_LAYOUT_INTERLEAVED, FQ_GATE_LAYOUT_NONE}) {
@@ -505,7 +499,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     MESSAGE(tally.runs, " variant runs compared, ", tally.refused, " (variant, problem) pairs refused by a variant");
     CHECK(tally.runs > int(cases.size()));
     // Per variant (each problem runs under 3 tile rules): what sanitizer logs of this test report per variant.
-    std::string table = "per variant: runs compared / refused / not compared (not bit-exact), over " +
+    std::string table = "per variant: runs compared / refused, over " +
                         std::to_string(cases.size()) + " problems x 3 tile rules";
     for (size_t i = 0; i < tally.per_variant.size(); ++i) {
         char name[256] = "auto (the dispatcher's choice)";
@@ -514,7 +508,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
         shown = shown.substr(0, shown.find(':'));
         const Tally::PerVariant& t = tally.per_variant[i];
         char row[400];
-        std::snprintf(row, sizeof row, "\n  %-34s %7d / %7d / %5d", shown.c_str(), t.runs, t.refused, t.not_compared);
+        std::snprintf(row, sizeof row, "\n  %-34s %7d / %7d", shown.c_str(), t.runs, t.refused);
         table += row;
     }
     MESSAGE(table);
@@ -598,34 +592,15 @@ TEST_CASE("sizes past 2^31 elements use 64-bit indexing (last rows checked again
     Layout li(FQ_TYPE_BF16, rows, 2 * H, 2 * H), lo(FQ_TYPE_FP8_E4M3FN, rows, H, H);
     HostRun want(d, tail_in, tail, 2 * H, 2 * H, H);
     REQUIRE(want.status == FQ_STATUS_SUCCESS);
-    // The dispatcher's choice, then the benchmark-only activation-table kernel.
-    int32_t n = 0;
-    REQUIRE(fqGetVariantCount(gpu.h, &n) == FQ_STATUS_SUCCESS);
-    std::vector<std::pair<int32_t, std::string>> runs = {{-1, "auto"}};
-    for (int32_t v = 0; v < n; ++v) {
-        char name[256];
-        REQUIRE(fqGetVariantName(gpu.h, v, name, sizeof name) == FQ_STATUS_SUCCESS);
-        const std::string s = name;
-        if (s.rfind("sm90.group.lut:", 0) == 0) runs.push_back({v, s.substr(0, s.find(':'))});
-    }
-    for (const auto& run : runs) {
-        const int32_t index = run.first;
-        const std::string name = run.second;  // not a structured binding: CAPTURE's lambda takes it (C++17)
-        CAPTURE(name);
-        REQUIRE(fqHandleSetAttribute(gpu.h, FQ_HANDLE_VARIANT, &index, 4) == FQ_STATUS_SUCCESS);
-        CUDA_OK(cudaMemset(out.p, 0xAB, out_bytes));
-        CUDA_OK(cudaMemset(scales.p, 0xAB, sbytes));
-        REQUIRE_MESSAGE(fqQuantize(gpu.h, d.d, li.l, in.p, lo.l, out.p, scales.p, sbytes, nullptr, 0, nullptr) == 0,
-                        std::string(fqGetLastErrorMessage()));
-        CUDA_OK(cudaDeviceSynchronize());
-        std::vector<uint8_t> got(size_t(tail * H)), got_s(size_t(tail * H / 128 * 4));
-        CUDA_OK(cudaMemcpy(got.data(), out.p + (rows - tail) * H, got.size(), cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(got_s.data(), scales.p + (rows - tail) * (H / 128) * 4, got_s.size(), cudaMemcpyDeviceToHost));
-        CHECK(got == want.out);
-        CHECK(got_s == want.scales);
-    }
-    const int32_t automatic = -1;
-    fqHandleSetAttribute(gpu.h, FQ_HANDLE_VARIANT, &automatic, 4);
+    CUDA_OK(cudaMemset(scales.p, 0xAB, sbytes));
+    REQUIRE_MESSAGE(fqQuantize(gpu.h, d.d, li.l, in.p, lo.l, out.p, scales.p, sbytes, nullptr, 0, nullptr) == 0,
+                    std::string(fqGetLastErrorMessage()));
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<uint8_t> got(size_t(tail * H)), got_s(size_t(tail * H / 128 * 4));
+    CUDA_OK(cudaMemcpy(got.data(), out.p + (rows - tail) * H, got.size(), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(got_s.data(), scales.p + (rows - tail) * (H / 128) * 4, got_s.size(), cudaMemcpyDeviceToHost));
+    CHECK(got == want.out);
+    CHECK(got_s == want.scales);
 }
 
 TEST_CASE("NaN of either sign encodes to the positive NaN code 0x7F on the device (e4m3fn, e5m2)") {

@@ -43,6 +43,8 @@ NOT_VALUES = {"FQ_API"}
 # The C type an attribute's doc comment starts with.
 STATED_TYPE = re.compile(r"\s*((?:const\s+)?(?:u?int(?:8|16|32|64)_t|float|double|void|char|size_t)(?:\s*\*)*)")
 CLANG = os.environ.get("FQ_CLANG", "clang")
+# The experimental section (docs/abi.md) is read too: its values are frozen in the table like the others.
+EXPERIMENTAL = "-DFQ_EXPERIMENTAL_API"
 
 
 def run(cmd):
@@ -70,7 +72,7 @@ def comment_text(node):
 
 def header_entries(header):
     """[(kind, scope, name, C expression of the value, stated type or None)] in header order."""
-    ast = json.loads(run([CLANG, "-x", "c", "-std=c99", "-Xclang", "-ast-dump=json", "-fsyntax-only",
+    ast = json.loads(run([CLANG, "-x", "c", "-std=c99", EXPERIMENTAL, "-Xclang", "-ast-dump=json", "-fsyntax-only",
                           "-fparse-all-comments", str(header)]))
     entries = []
     for decl in ast.get("inner", []):
@@ -91,7 +93,7 @@ def header_entries(header):
     # Object-like macros defined in the header itself: the preprocessor's output with the definitions kept in
     # place (-dD) and line markers saying which file each comes from.
     in_header = False
-    for line in run([CLANG, "-x", "c", "-std=c99", "-dD", "-E", str(header)]).splitlines():
+    for line in run([CLANG, "-x", "c", "-std=c99", EXPERIMENTAL, "-dD", "-E", str(header)]).splitlines():
         marker = re.match(r'# \d+ "(.*)"', line)
         if marker:
             in_header = Path(marker.group(1)).resolve() == header.resolve()
@@ -116,7 +118,7 @@ def evaluate(header, entries):
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = Path(tmp) / "values.c", Path(tmp) / "values"
         src.write_text("\n".join(lines) + "\n")
-        run(cc + ["-std=c99", "-Wall", "-Werror", "-o", str(exe), str(src)])
+        run(cc + ["-std=c99", EXPERIMENTAL, "-Wall", "-Werror", "-o", str(exe), str(src)])
         values = iter(run([str(exe)]).split())
     table = []
     for kind, scope, name, _, stated in entries:

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|lut|peers|gemm|quick|profile|profile-columnwise|latency|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|peers|gemm|quick|profile|profile-columnwise|test,bench]  (default all)
 # peers: issue 48's problems, fq (fq bench --file tools/fq/sweeps-peers.txt: $out/peers-fq.json) and then the
-#   torch.compile references (tools/bench_peers.py: $out/peers.json) in the same call on the same device, and the
-#   tables of tools/perf_report.py ($out/perf-tables.md). FQ_PEERS_TORCH=0: fq only; FQ_PEERS_QUICK=1: the peers at
+#   torch.compile references (tools/bench/bench_peers.py: $out/peers.json) in the same call on the same device, and the
+#   tables of tools/bench/perf_report.py ($out/perf-tables.md). FQ_PEERS_TORCH=0: fq only; FQ_PEERS_QUICK=1: the peers at
 #   T <= 1024 only. (torch: the same stage, its old name.)
 # gemm: fqGroupedGemm's GPU tests (fq_gemm_gpu_tests), fq_bench_gemm (fused against cuBLASLt per group + fqQuantize;
-#   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench_gemm_torch.py; $out/gemm-torch.json);
+#   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench/bench_gemm_torch.py; $out/gemm-torch.json);
 #   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET. FQ_GEMM_TORCH=0 leaves
 #   out torch's peers (up to 15 minutes): `FQ_BUILD_TARGET=fq_gemm_gpu_tests FQ_GEMM_TORCH=0 tools/gpu-check.sh gemm`
 #   builds, tests and benchmarks the grouped GEMM inside one 10-minute device call.
 # profile-columnwise (not part of all): ncu of the columnwise kernel, per-SASS-instruction counts.
-# latency (not part of all): tools/lab/latency_lab.cu beside fq bench at T = 1 and 16, and ncu of one launch of each.
-# lut: sm90.group.lut (activation table) against sm90.group.
 # moe: issue 5's sweeps (tools/fq/sweeps-moe.txt: MoE layouts, rowwise+columnwise one pass against two).
 # profile (not part of all): Nsight Compute on the group kernel at the tracked shapes (issue rate, warp
 #   states, memory, per-SASS-instruction execution counts) beside a copy kernel.
@@ -100,8 +98,6 @@ if has bench; then
   bench bench --layouts row,col
   echo "== fq bench: programmatic dependent launch allowed (small batches)"
   bench bench-pdl --pdl 1 --tokens 1,16,128 --layouts row
-  echo "== fq bench: hardware exponential (benchmark-only variant)"
-  bench bench-hwexp --tokens 1024,16384 --hidden 7168,18432 --layouts row --variants sm90.group,sm90.group.hwexp
   echo "== fq bench: BLOCK_2D weights (identity, 128x128 scales, COL_MAJOR as cuBLASLt reads them)"
   bench bench-block2d --tokens 2048,7168,18432 --hidden 2048,7168 --scheme block2d --act identity --not-gated --layouts col
   echo "== fq bench: tools/fq/sweeps.txt (every scheme; the ones without a kernel are listed as skipped)"
@@ -135,48 +131,17 @@ if asked profile-columnwise; then
   prof prof-both-mx columnwise_quant --tokens 16384 --hidden 7168 --scheme mxfp8 --layouts swizzled --outputs both --col-block 32
   prof prof-col-g128t columnwise_quant --tokens 16384 --hidden 7168 --scheme per-group --layouts row --outputs col --col-block 128 --transpose 1
 fi
-if asked latency; then
-  # Where a one-row call's time goes (tools/lab/latency_lab.cu), beside the library's T = 1 and 16 calls;
-  # then Nsight Compute on one launch of each (cold caches: ncu flushes them).
-  echo "== latency lab (launch, copy kernel, minimal silu + fp8 g128) and fq bench at T = 1, 16"
-  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a tools/lab/latency_lab.cu -o build-gpu/latency_lab &&
-    ./build-gpu/latency_lab | tee "$out/latency-lab.txt"
-  bench latency-fq --tokens 1,16 --hidden 2048,7168,18432 --layouts row --pdl 0
-  bench latency-fq-pdl --tokens 1,16 --hidden 2048,7168,18432 --layouts row --pdl 1
-  lat() { local name=$1 regex=$2; shift 2
-    ncu --clock-control none -k "regex:$regex" -s 3 -c 1 --section SpeedOfLight --section LaunchStats \
-      --section WarpStateStats --section InstructionStats --section SourceCounters -f -o "$out/$name" "$@" >/dev/null 2>"$out/$name.log"
-    ncu -i "$out/$name.ncu-rep" --print-details all >"$out/$name.txt" 2>&1
-    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name-sass.csv" 2>&1
-    echo "-- $name"; grep -E "Duration|Executed Instructions  |Registers Per|Stall" "$out/$name.txt" | head -12
-  }
-  lat lat-fq "group_quant|plain_quant" ./build-gpu/tools/fq bench --tokens 1 --hidden 7168 --layouts row --variants sm90.group
-  lat lat-lab "silu_kernel" ./build-gpu/latency_lab
-fi
 if has moe; then
   echo "== fq bench: tools/fq/sweeps-moe.txt (MoE masked/contiguous, skewed counts; single pass vs two passes)"
   bench bench-moe --file tools/fq/sweeps-moe.txt || status=1   # 1: a measurement failed at execution
 fi
-if has lut; then
-  # The benchmark-only activation-table kernel (sm90.group.lut) against the kernel that computes the activation
-  # (sm90.group), shape by shape.
-  lut=sm90.group,sm90.group.lut
-  echo "== fq bench: silu gated, fp8 e4m3fn per-group 128 (issue 3's shapes)"
-  bench lut-group --tokens 1,1024,16384 --layouts row --variants $lut
-  echo "== fq bench: silu gated MXFP8 and NVFP4, swizzled scales; SwiGLU-OAI + MXFP8; GELU tanh / erf + fp8 g128"
-  bench lut-silu-mx --tokens 16384 --hidden 7168 --scheme mxfp8,nvfp4 --layouts swizzled --variants $lut
-  bench lut-swiglu --tokens 1,16384 --hidden 18432 --act swiglu_oai --scheme mxfp8 --layouts swizzled --variants $lut
-  bench lut-gelu --tokens 16384 --hidden 7168 --act gelu_tanh,gelu_erf --layouts row --variants $lut
-  echo "== fq bench: MoE masked, skewed (max_m 1024, E = 8, 32)"
-  bench lut-moe --tokens 1024 --hidden 2048,7168 --moe masked --experts 8,32 --skew skewed --layouts row --variants $lut
-fi
 if has peers || asked torch; then
-  echo "== peers (issue 48): fq bench of tools/fq/sweeps-peers.txt, then tools/bench_peers.py (torch.compile, T dynamic)"
+  echo "== peers (issue 48): fq bench of tools/fq/sweeps-peers.txt, then tools/bench/bench_peers.py (torch.compile, T dynamic)"
   bench peers-fq --file tools/fq/sweeps-peers.txt
   if [[ ${FQ_PEERS_TORCH:-1} != 0 ]]; then
-    timeout 500 python3 tools/bench_peers.py "$out/peers.json" ${FQ_PEERS_QUICK:+--quick} 2>&1 | grep -v Warning | tee "$out/peers.txt"
+    timeout 500 python3 tools/bench/bench_peers.py "$out/peers.json" ${FQ_PEERS_QUICK:+--quick} 2>&1 | grep -v Warning | tee "$out/peers.txt"
   fi
-  python3 tools/perf_report.py "$out" >"$out/perf-tables.md" && echo "tables: $out/perf-tables.md"
+  python3 tools/bench/perf_report.py "$out" >"$out/perf-tables.md" && echo "tables: $out/perf-tables.md"
 fi
 if has gemm; then
   echo "== fqGroupedGemm: GPU tests, fq_bench_gemm (fused vs cuBLASLt per group + fqQuantize), torch bf16 peers"
@@ -187,7 +152,7 @@ if has gemm; then
   ((rc == 0 || rc == 77)) || status=1   # 77: not sm_90 (after checking that the call is refused there)
   echo "fq_gemm_gpu_tests: rc=$rc"
   grep -E "MESSAGE|ERROR|FATAL|test cases|assertions|Status|skipped|sm_" "$out/gemm-tests.log" | head -60
-  ./build-gpu/tools/fq_bench_gemm --json "$out/gemm-bench.json" --csv "$out/gemm-bench.csv" >"$out/gemm-bench.log" 2>&1
+  ./build-gpu/tools/bench/fq_bench_gemm --json "$out/gemm-bench.json" --csv "$out/gemm-bench.csv" >"$out/gemm-bench.log" 2>&1
   rc=$?
   ((rc == 0)) || status=1
   cat "$out/gemm-bench.log"
@@ -195,7 +160,7 @@ fi
 if has gemm && [[ ${FQ_GEMM_TORCH:-1} != 0 ]]; then
   sizes=()
   [[ -s $out/gemm-bench.json ]] && sizes=(--sizes-from "$out/gemm-bench.json")
-  timeout 900 python3 tools/bench_gemm_torch.py --json "$out/gemm-torch.json" ${sizes[@]+"${sizes[@]}"} >"$out/gemm-torch.log" 2>&1
+  timeout 900 python3 tools/bench/bench_gemm_torch.py --json "$out/gemm-torch.json" ${sizes[@]+"${sizes[@]}"} >"$out/gemm-torch.log" 2>&1
   echo "bench_gemm_torch.py: rc=$?"
   grep -v Warning "$out/gemm-torch.log"
 fi

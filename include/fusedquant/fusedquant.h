@@ -28,6 +28,10 @@
  *   - No function lets a C++ exception escape; every failure is an fqStatus_t plus a thread-local
  *     message from fqGetLastErrorMessage() naming the argument and the rule it broke.
  *
+ * FQ_EXPERIMENTAL: what is declared only under `#define FQ_EXPERIMENTAL_API` (before including this header;
+ * in the manner of zstd's ZSTD_STATIC_LINKING_ONLY) is outside that promise: the tuning and test knobs of the
+ * handle and the grouped GEMM. They may change or go in any release (docs/abi.md).
+ *
  * This header is C99 and includes no CUDA header. A stream crosses the ABI as fqStream_t, which is
  * layout-compatible with cudaStream_t (both are a pointer to an opaque struct): pass a cudaStream_t cast
  * to fqStream_t, or NULL for the legacy default stream.
@@ -255,6 +259,8 @@ enum fqHandleAttribute {
     FQ_HANDLE_ALLOW_PDL = 4,    /**< int32_t, read-write, default 1: launch with programmatic dependent
                                      launch on sm_90+ (fq's kernels wait for the previous kernel's writes
                                      themselves); 0: plain stream order */
+#ifdef FQ_EXPERIMENTAL_API
+    /* FQ_EXPERIMENTAL: tuning and test knobs, not covered by the ABI promise (docs/abi.md). */
     FQ_HANDLE_VARIANT = 5,      /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
                                      to variant `index` of fqGetVariantName, for `fq check` and tests */
     FQ_HANDLE_WIDE_TILE_MIN = 6 /**< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with
@@ -264,6 +270,7 @@ enum fqHandleAttribute {
                                      (half the latency for small batches); 0: always 16, and COL_MAJOR(_TMA)
                                      per-group scales always through the kernel that stores whole 8-row
                                      runs (otherwise only for scale buffers past 6 MB). For tuning and tests */
+#endif
 };
 FQ_API fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf, size_t sizeInBytes);
 FQ_API fqStatus_t fqHandleGetAttribute(fqHandle_t handle, int32_t attr, void* buf, size_t sizeInBytes,
@@ -492,8 +499,11 @@ FQ_API fqStatus_t fqScaleRepack(fqHandle_t handle, int32_t scaleType, int64_t ba
                                 int32_t srcLayout, const void* src, size_t srcSizeInBytes, int32_t dstLayout,
                                 void* dst, size_t dstSizeInBytes, fqStream_t stream);
 
+#ifdef FQ_EXPERIMENTAL_API
 /* ---------------------------------------------------------------------------------------------- */
-/* Grouped FP8 GEMM with the activation + quantization epilogue fused (docs/gemm.md)               */
+/* FQ_EXPERIMENTAL: grouped FP8 GEMM with the activation + quantization epilogue fused             */
+/* (docs/gemm.md). Not covered by the ABI promise (docs/abi.md): declared only under               */
+/* FQ_EXPERIMENTAL_API, and its functions, attributes and their values may change in any release.  */
 /* ---------------------------------------------------------------------------------------------- */
 
 /** What a grouped GEMM computes besides its operands: the groups, per-group alphas, the layout of A's scales
@@ -580,6 +590,7 @@ FQ_API fqStatus_t fqGroupedGemm(fqHandle_t handle, fqGroupedGemmDesc_t gemmDesc,
                                 fqTensorLayout_t bLayout, const void* b, const void* bScales,
                                 fqTensorLayout_t outputLayout, void* output, void* scales,
                                 size_t scalesSizeInBytes, fqStream_t stream);
+#endif /* FQ_EXPERIMENTAL_API */
 
 #ifdef __cplusplus
 } /* extern "C" */

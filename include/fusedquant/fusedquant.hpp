@@ -311,6 +311,7 @@ private:
     Owner obj_;
 };
 
+#ifdef FQ_EXPERIMENTAL_API  // FQ_EXPERIMENTAL (fusedquant.h): not covered by the ABI promise
 /* ---- Grouped GEMM descriptor ------------------------------------------------------------------------- */
 
 /** The groups, alphas, A-scale layout and outputs of fqGroupedGemm (fqGroupedGemmDesc_t); its epilogue is a
@@ -365,6 +366,7 @@ private:
     }
     Owner obj_;
 };
+#endif
 
 /* ---- Handle ----------------------------------------------------------------------------------------- */
 
@@ -385,11 +387,13 @@ public:
     int32_t arch() const { return attr<int32_t>(FQ_HANDLE_ARCH); }
     int32_t sm_count() const { return attr<int32_t>(FQ_HANDLE_SM_COUNT); }
     Handle& set_allow_pdl(bool v) { return set_attr(FQ_HANDLE_ALLOW_PDL, int32_t{v}); }
+    bool allow_pdl() const { return attr<int32_t>(FQ_HANDLE_ALLOW_PDL) != 0; }
+#ifdef FQ_EXPERIMENTAL_API  // FQ_EXPERIMENTAL (fusedquant.h): not covered by the ABI promise
     Handle& set_variant(int32_t index) { return set_attr(FQ_HANDLE_VARIANT, index); }
     Handle& set_wide_tile_min(int32_t tiles) { return set_attr(FQ_HANDLE_WIDE_TILE_MIN, tiles); }
-    bool allow_pdl() const { return attr<int32_t>(FQ_HANDLE_ALLOW_PDL) != 0; }
     int32_t variant() const { return attr<int32_t>(FQ_HANDLE_VARIANT); }
     int32_t wide_tile_min() const { return attr<int32_t>(FQ_HANDLE_WIDE_TILE_MIN); }
+#endif
 
     /** The kernel variants of this handle's backend, in the order the dispatcher tries them. */
     int32_t variant_count() const {
@@ -438,6 +442,7 @@ public:
                          detail::size_bytes(scales), nullptr, 0, nullptr));
     }
 
+#ifdef FQ_EXPERIMENTAL_API
     /** fqGroupedGemm on pointers (documented in fusedquant.h); `scales` holds
      *  gemm.scale_buffer_size(epilogue, out.rows(), out.cols()) bytes, the size passed to the library. */
     void grouped_gemm(const GroupedGemmDesc& gemm, const QuantDesc& epilogue, const TensorLayout& a_layout,
@@ -448,6 +453,7 @@ public:
         check(fqGroupedGemm(get(), gemm.get(), epilogue.get(), a_layout.get(), a, a_scales, b_layout.get(), b,
                             b_scales, out.get(), y, scales, scale_bytes, stream));
     }
+#endif
 
     fqHandle_t get() const noexcept { return obj_.get(); }
     fqHandle_t release() noexcept { return obj_.release(); }

@@ -9,7 +9,7 @@
 //     on FMA targets) cannot change a result. Requires IEEE division and no flush-to-zero:
 //     do NOT build with -use_fast_math / -ftz=true / -prec-div=false, nor host -ffast-math.
 //   * Max error against the float64 result, in ulps of the correctly rounded float result, over
-//     all 2^32 inputs (tools/lab/exhaustive_math.cpp, against glibc's double exp/erf/tanh):
+//     all 2^32 inputs (tools/exhaustive_math.cpp, against glibc's double exp/erf/tanh):
 //       portable_exp  0.891 ulp  (subnormal results included; 99.75% correctly rounded)
 //       portable_erf  0.986 ulp  (99.30% correctly rounded)
 //       portable_tanh 0.959 ulp  (99.88% correctly rounded)

@@ -39,7 +39,6 @@ fqStatus_t select_variant(Backend b, int arch, int pinned, const OpConfig& c, co
     }
     std::string first_reason;
     for (const Variant* v : candidates) {
-        if (v->benchmark_only) continue;
         std::string why = v->refuse(c);
         if (why.empty()) {
             *chosen = v;

@@ -33,11 +33,6 @@ struct Variant {
     // Empty string: this variant runs `c`. Otherwise why it does not ("scheme MXFP8: ...").
     std::string (*refuse)(const OpConfig& c);
     fqStatus_t (*run)(const LaunchArgs& a);
-    // Never chosen by the dispatcher, only when pinned (FQ_HANDLE_VARIANT): measurement variants, e.g. one
-    // that deliberately breaks docs/spec.md §0 (the hardware exponential, to show what the portable math costs;
-    // its `covers` says "not bit-exact", which the GPU tests and `fq check` skip) or kernel shapes under
-    // evaluation (sm90.group.lut: bit-exact, compared with the host like every variant).
-    bool benchmark_only = false;
 };
 
 // Every variant of every compiled backend, in selection order.

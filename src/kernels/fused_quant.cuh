@@ -328,8 +328,8 @@ constexpr bool has_fast_activation() { return S::act == Act::Silu || (S::act == 
 // The fast path where every input of the 8 is inside its range (checked on the bits, all 8 at once):
 // eight independent chains with no clamp, flag or branch between them, so they interleave. False, with y
 // untouched, where it does not apply (rare: large magnitudes, Inf, NaN; other activations; rounded
-// intermediates): the caller takes the exact path. kPlain, kHwExp: as activate8.
-template <class S, bool kPlain = false, bool kHwExp = false>
+// intermediates): the caller takes the exact path. kPlain: as activate8.
+template <class S, bool kPlain = false>
 __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, float y[8]) {
     if constexpr (!has_fast_activation<S>()) {
         return false;
@@ -356,7 +356,7 @@ __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, f
             float g, u;
             gate_and_up<S>(p, r, i, g, u);
             if constexpr (S::act == Act::Silu) {
-                y[i] = kHwExp ? silu_quotient(g, 1.0f + __expf(-g)) : silu_inside(g);
+                y[i] = silu_inside(g);
                 if constexpr (S::gate != GateKind::None) y[i] = y[i] * u;
             } else {
                 y[i] = swiglu_gate_inside(g, p.swiglu) * swiglu_up_inside(u, p.swiglu);
@@ -367,12 +367,11 @@ __device__ __forceinline__ bool activate8_fast(const Params& p, const Raw8& r, f
 }
 
 // The 8 outputs of r at row m, routing probability included (docs/spec.md §2). kPlain: the launch guarantees FP32
-// intermediates. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
-// nothing else changed. SiLU and SwiGLU-OAI with FP32 intermediates take their fast paths in either kernel
+// intermediates. SiLU and SwiGLU-OAI with FP32 intermediates take their fast paths in either kernel
 // (the general one tests the rounding mode at run time).
-template <class S, bool kPlain = false, bool kHwExp = false>
+template <class S, bool kPlain = false>
 __device__ __forceinline__ void activate8(const Params& p, const Raw8& r, int64_t m, float y[8]) {
-    if (!activate8_fast<S, kPlain, kHwExp>(p, r, y)) {
+    if (!activate8_fast<S, kPlain>(p, r, y)) {
 #pragma unroll
         for (int i = 0; i < 8; ++i) y[i] = activated<S, kPlain>(p, r, i);
     }
@@ -753,10 +752,7 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
 }
 
 // At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
-#ifndef FQ_GROUP_MIN_BLOCKS  // a build option only for measuring (tools/lab): -DFQ_GROUP_MIN_BLOCKS=N
-#define FQ_GROUP_MIN_BLOCKS 12
-#endif
-constexpr int kGroupMinBlocks = FQ_GROUP_MIN_BLOCKS;
+constexpr int kGroupMinBlocks = 12;
 
 // One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
 inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
@@ -887,7 +883,7 @@ __device__ __forceinline__ int plain_chunk_a(const Params& p, int warp_first) {
 }
 
 // Chunks A and B of this thread (columns j, valid outputs each) of row m: loaded, then activated.
-template <class S, bool kVec, bool kHwExp>
+template <class S, bool kVec>
 __device__ __forceinline__ void plain_outputs(const Params& p, int64_t m, const int (&j)[2], const int (&valid)[2], float (&y)[2][8]) {
     const uint16_t* row = p.in + m * p.in_ld;
     Raw8 raw[2];
@@ -897,7 +893,7 @@ __device__ __forceinline__ void plain_outputs(const Params& p, int64_t m, const 
     let_consumer_start();
 #pragma unroll
     for (int c = 0; c < 2; ++c)
-        if (valid[c] > 0) activate8<S, true, kHwExp>(p, raw[c], m, y[c]);
+        if (valid[c] > 0) activate8<S, true>(p, raw[c], m, y[c]);
 }
 
 // The kernels whose blocks span rows (below): this warp's 512 outputs of row m from column tile blockIdx.x,
@@ -908,15 +904,14 @@ __device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int
     j[1] = j[0] + (8 << p.pair_shift);
 #pragma unroll
     for (int c = 0; c < 2; ++c) valid[c] = m < p.rows && j[c] < p.cols ? 8 : 0;
-    plain_outputs<S, true, false>(p, m, j, valid, y);
+    plain_outputs<S, true>(p, m, j, valid, y);
 }
 
 // Block (b, t): output columns [t, t + 1) * tile of row b, then the padding-row blocks. No MoE layout: a
 // MoE row's owner is one or more dependent loads ahead of the row's own, which one row a block cannot hide,
 // and a row loop under this kernel's register bound spills (docs/design-notes.md); MoE problems take the
-// general kernel. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
-// nothing else changed.
-template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
+// general kernel.
+template <class S, bool kVec, bool kHwCvt, bool kMx>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
     wait_for_producer();
     const int64_t b = block_row<true>();  // the last z slice may run past the padding rows: they find no work
@@ -930,7 +925,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
     const int j[2] = {ja, jb};
     const int valid[2] = {ja < p.cols ? outputs_at<kVec>(p, ja) : 0, jb < p.cols ? outputs_at<kVec>(p, jb) : 0};
     float y[2][8];
-    plain_outputs<S, kVec, kHwExp>(p, b, j, valid, y);
+    plain_outputs<S, kVec>(p, b, j, valid, y);
     const RowScaleInputs<kMx> in(p, 0);
     quantize_activated<2, kVec, kHwCvt, kMx>(p, RowOwner{0, b, 0}, b, j, valid, y, 1 << p.pair_shift, in.tensor_scale, in.bound);
 }
@@ -978,10 +973,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // 8 rows: whole sectors (4 rows, half sectors, do not help). Where plain_quant has no trouble this kernel is
 // slightly slower, so launch_group_quant takes it only for scale buffers past kColumnRunMinBytes, between the
 // largest that run well with plain_quant and the smallest that do not (docs/design-notes.md).
-#ifndef FQ_COLUMN_RUN_ROWS  // a build option only for measuring: 4 or 8
-#define FQ_COLUMN_RUN_ROWS 8
-#endif
-constexpr int kColumnRunRows = FQ_COLUMN_RUN_ROWS, kColumnRunThreads = 32 * kColumnRunRows;
+constexpr int kColumnRunRows = 8, kColumnRunThreads = 32 * kColumnRunRows;
 constexpr int64_t kColumnRunMinBytes = int64_t(6) << 20;
 
 template <class S, bool kHwCvt>
@@ -1166,7 +1158,10 @@ fqStatus_t with_shape(const OpConfig& c, F&& f) {
     auto with_gate = [&](auto in) -> fqStatus_t {
         constexpr InType kIn = decltype(in)::value;
         switch (c.gate) {
-            case GateLayout::None: return f(Shape<kAct, kIn, GateKind::None>{});
+            case GateLayout::None:
+                // SwiGLU-OAI is gated (configure refuses it without a gate): no kernel of that shape is built.
+                if constexpr (kAct == Act::SwigluOai) return fail(FQ_STATUS_INTERNAL_ERROR, "SWIGLU_OAI without a gate");
+                else return f(Shape<kAct, kIn, GateKind::None>{});
             case GateLayout::Interleaved: return f(Shape<kAct, kIn, GateKind::Interleaved>{});
             default: return f(Shape<kAct, kIn, GateKind::TwoStreams>{});
         }
@@ -1189,7 +1184,7 @@ fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
 
 // Grid: one block per row, then the padding-row blocks; column blocks of 1024 outputs (general kernel,
 // rows fastest) or 2048 (plain kernel, memory order; see block_grid).
-template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx, bool kHwExp = false>
+template <class S, bool kVec, bool kHwCvt, bool kPlain, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     if constexpr (kPlain) {
@@ -1197,18 +1192,18 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         // MoE layout, so one scale block).
         const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
         const ScaleLayout layout = p.sg.layout;
-        if constexpr (kMx && kVec && !kHwExp) {
+        if constexpr (kMx && kVec) {
             if (layout == ScaleLayout::Swizzled128x4 && reinterpret_cast<uintptr_t>(p.scales) % 16 == 0)
                 return launch(plain_quant_swizzled<S, kHwCvt>, block_grid(true, p.sg.padded_rows / 4, tiles512), dim3(kThreads), a, kPdl, p);
         }
-        if constexpr (!kMx && kVec && !kHwExp) {
+        if constexpr (!kMx && kVec) {
             if ((layout == ScaleLayout::ColMajor || layout == ScaleLayout::ColMajorTma) && p.scheme == Scheme::PerGroup &&
                 (p.sg.bytes > kColumnRunMinBytes || a.wide_tile_min == 0))
                 return launch(plain_quant_column_runs<S, kHwCvt>, block_grid(true, ceil_div(p.sg.padded_rows, int64_t(kColumnRunRows)), tiles512),
                               dim3(kColumnRunThreads), a, kPdl, p);
         }
         const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
-        return launch(plain_quant<S, kVec, kHwCvt, kMx, kHwExp>, block_grid(true, p.rows + padding_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
+        return launch(plain_quant<S, kVec, kHwCvt, kMx>, block_grid(true, p.rows + padding_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
                       dim3(threads), a, kPdl, p);
     } else {
         // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
@@ -1222,24 +1217,22 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     }
 }
 
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl, bool kHardwareExp = false>
+template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
     // time is one thread's latency, and the general kernel's 8 outputs a thread have less of it
-    // (docs/design-notes.md). The hardware-exp variant has only the plain
-    // kernel (kHwExp), whatever the size.
+    // (docs/design-notes.md).
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
-    const bool plain_kernel = c.plain() && (wide || kHardwareExp);
+    const bool plain_kernel = c.plain() && wide;
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, c.fp32_intermediates())));
         const bool mx = is_microscaling(c.scheme);
-        constexpr bool kHw = kHardwareExp;
-        const auto launch_quant = plain_kernel ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true, kHw>
-                                                     : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false, kHw>)
+        const auto launch_quant = plain_kernel ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true>
+                                                     : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
                                                : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
                                                      : launch_group_quant<S, kVec, kHwCvt, false, kPdl, false>);
         FQ_TRY(launch_quant(a, p));

@@ -1,6 +1,5 @@
 // The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
 #include "columnwise.cuh"
-#include "lut_group.cuh"
 
 namespace fq::cuda {
 
@@ -16,11 +15,6 @@ FQ_DECLARE_FOR(Act::GeluTanh)
 FQ_DECLARE_FOR(Act::Relu)
 FQ_DECLARE_FOR(Act::ReluSquared)
 FQ_DECLARE_FOR(Act::SwigluOai)
-// The activation-table kernels: SiLU, GELU erf / tanh, SwiGLU-OAI (instantiate_lut.cu.in).
-FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::Silu)
-FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluErf)
-FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluTanh)
-FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::SwigluOai)
 
 __global__ void finalize_tensor_scale(const Params p) {
     // Launched with programmatic dependent launch: the quantize kernel lets it start early, but it must not
@@ -154,19 +148,7 @@ fqStatus_t with_activation(Act act, F&& f) {
 
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_group(const LaunchArgs& a) {
-    return with_activation(a.cfg.act, [&](auto act) { return run_group_for<act.value, kVec, kHwCvt, kPdl, false>(a); });
-}
-
-fqStatus_t run_group_hardware_exp(const LaunchArgs& a) { return run_group_for<Act::Silu, true, true, true, true>(a); }
-
-fqStatus_t run_group_lut(const LaunchArgs& a) {
-    switch (a.cfg.act) {
-        case Act::Silu: return run_lut_group_for<Act::Silu, true>(a);
-        case Act::GeluErf: return run_lut_group_for<Act::GeluErf, true>(a);
-        case Act::GeluTanh: return run_lut_group_for<Act::GeluTanh, true>(a);
-        case Act::SwigluOai: return run_lut_group_for<Act::SwigluOai, true>(a);
-        default: return fail(FQ_STATUS_INTERNAL_ERROR, "sm90.group.lut launched for activation {}", int(a.cfg.act));
-    }
+    return with_activation(a.cfg.act, [&](auto act) { return run_group_for<act.value, kVec, kHwCvt, kPdl>(a); });
 }
 
 template <bool kVec, bool kHwCvt, bool kPdl>
@@ -205,19 +187,6 @@ std::string refuse_group(const OpConfig& c) {
     return refuse_rowwise_only(c);
 }
 
-std::string refuse_hardware_exp(const OpConfig& c) {
-    // The plain kernel only (kHwExp swaps its exponential): FP32 intermediates, no MoE layout.
-    if (c.act != Act::Silu || !c.gated() || !c.plain())
-        return "benchmark-only: gated SiLU with FP32 intermediates and no MoE layout only";
-    return refuse_group<true>(c);
-}
-
-std::string refuse_group_lut(const OpConfig& c) {
-    if (c.in_type != InType::Bf16) return "indexes its activation table by bf16 inputs";
-    if (!has_activation_table(c.act)) return "runs SiLU, GELU (erf, tanh) and SwiGLU-OAI, the activations with a table";
-    return refuse_group<true>(c);
-}
-
 template <bool kVec>
 std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
@@ -247,17 +216,12 @@ void register_cuda_variants(std::vector<Variant>& t) {
     constexpr int kAny = 1000;
     // Most specific first: sm_90 (hardware fp8 cvt + programmatic dependent launch), sm_89 (hardware
     // cvt), sm_80 (software RNE encoding). Each has a 16-byte IO version and an element-IO version.
-    // Benchmark-only and bit-exact: the activation from a shared-memory table (slower than sm90.group on the
-    // H100 at every measured shape, docs/perf.md; kept as the measurement that the activation is not what
-    // limits the group kernel).
-    t.push_back({"sm90.group.lut", "benchmark-only: sm90.group for bf16 SiLU / GELU / SwiGLU-OAI with the gate's activation from a shared-memory table, persistent blocks", Backend::Cuda, 90, kAny, refuse_group_lut, run_group_lut, true});
     t.push_back({"sm90.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
     t.push_back({"sm90.token.unaligned", "per-token, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_token<false>, run_token<false, true, true>});
     t.push_back({"sm90.columnwise", "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_columnwise<true>, run_columnwise<true, true, true>});
     t.push_back({"sm90.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 90, kAny, refuse_columnwise<false>, run_columnwise<false, true, true>});
-    t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
     t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});

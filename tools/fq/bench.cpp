@@ -415,7 +415,7 @@ Json to_json_result(const Result& r) {
     const Problem& p = r.c.p;
     const bool moe = r.c.moe != FQ_MOE_LAYOUT_NONE;
     Json o = Json::make_object();
-    // The first keys are the ones tools/perf_report.py has always read. tokens: the --tokens value (MASKED:
+    // The first keys are the ones tools/bench/perf_report.py has always read. tokens: the --tokens value (MASKED:
     // max_m; CONTIGUOUS: M); rows: the 2-D layouts' rows.
     o.set("tokens", Json::of(r.c.tokens));
     o.set("hidden", Json::of(p.cols));

@@ -2,7 +2,9 @@
 
 Nothing in the package is copied from the header by hand. This module (standard library only, so setup.py
 can load it by path before the package is importable) turns the header into:
-  cdef            the header run through the C preprocessor (FQ_API empty, empty <stdint.h>/<stddef.h>
+  cdef            the header run through the C preprocessor (FQ_API empty, the FQ_EXPERIMENTAL_API section
+                  included: the binding offers the grouped GEMM and the handle's knobs, documented as
+                  experimental; empty <stdint.h>/<stddef.h>
                   stubs: cffi knows int32_t, size_t, ... natively), whitespace-normalised so that every
                   compiler gives the same text
   macros          the integer #defines (FQ_VERSION_MAJOR, ...)
@@ -33,7 +35,7 @@ def preprocess(header, cc=None):
     with tempfile.TemporaryDirectory() as stubs:
         for name in ("stdint.h", "stddef.h"):
             open(os.path.join(stubs, name), "w").close()
-        cmd = [*cc, "-E", "-P", "-nostdinc", "-I", stubs, "-DFQ_API=", "-x", "c", str(header)]
+        cmd = [*cc, "-E", "-P", "-nostdinc", "-I", stubs, "-DFQ_API=", "-DFQ_EXPERIMENTAL_API", "-x", "c", str(header)]
         text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     text = " ".join(text.split())
     return re.sub(r"([;{]) ?", "\\1\n", text)

@@ -35,6 +35,7 @@ fn main() {
     bindgen::Builder::default()
         .header(header.to_str().expect("header path is not UTF-8"))
         .clang_arg("-DFQ_API=") // the header allows binding generators to define FQ_API empty
+        .clang_arg("-DFQ_EXPERIMENTAL_API") // the experimental section too (docs/abi.md): grouped GEMM, knobs
         .allowlist_function("fq.*")
         .allowlist_type("fq.*")
         .allowlist_var("FQ_.*")

@@ -27,10 +27,6 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
-#ifdef FQ_GEMM_LAB
-#include <cstdio>
-#include <cstdlib>
-#endif
 
 #include "../../common/status.h"
 #include "../../common/activation.h"
@@ -40,11 +36,6 @@
 #include "../../dispatch/grouped_gemm.h"
 #include "../fused_quant.cuh"
 #include "sm90.cuh"
-#ifdef FQ_LAB_TRACE
-#include "lab_trace.h"
-#elif defined(FQ_LAB_TRACE_WAITS)
-#error "FQ_LAB_TRACE_WAITS adds to the trace of FQ_LAB_TRACE: define both"
-#endif
 
 namespace fq {
 namespace {
@@ -166,49 +157,8 @@ struct Params {
     // Scale slots past the logical rows (COL_MAJOR_TMA padding), zeroed by CTA 0: rowwise rows [m, row_pad_end)
     // x row_groups, columnwise rows [h, col_pad_end) x col_groups.
     int64_t row_pad_end, row_groups, col_pad_end, col_groups;
-#ifdef FQ_LAB_TRACE
-    unsigned long long* trace;  // lab: per CTA, the stamps of lab_trace.h's layout (LAB_TRACE=1)
-#endif
 };
 
-// Lab only: a timeline of each CTA (tools/lab/gemm_lab.cu prints it). Consumer warp 4 and epilogue warp 1
-// stamp clock64 at a unit's events (lab_trace.h); nothing is compiled in without FQ_LAB_TRACE.
-#ifdef FQ_LAB_TRACE
-__device__ __forceinline__ void lab_stamp(const Params& p, int warp, int slot, unsigned long long v) {
-    if (p.trace && threadIdx.x == 32 * warp) p.trace[blockIdx.x * lab_trace::kStride + slot] = v;
-}
-__device__ __forceinline__ unsigned long long lab_ns() {
-    unsigned long long ns;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-    return ns;
-}
-#define FQ_TRACE(warp, slot) lab_stamp(p, warp, slot, clock64())
-#define FQ_TRACE_NS(warp, slot) lab_stamp(p, warp, slot, lab_ns())
-#define FQ_TRACE_UNIT(warp, filled, event)                                                                         \
-    do {                                                                                                           \
-        if ((filled) / 2 < lab_trace::kUnits)                                                                      \
-            FQ_TRACE(warp, lab_trace::unit_slot((warp) == 4 ? lab_trace::kConsumer : lab_trace::kEpilogue,          \
-                                               int((filled) / 2), event));                                         \
-    } while (0)
-#else
-#define FQ_TRACE(warp, slot) ((void)0)
-#define FQ_TRACE_NS(warp, slot) ((void)0)
-#define FQ_TRACE_UNIT(warp, filled, event) ((void)0)
-#endif
-// Lab: clocks spent in one wait, added to the CTA's trace counter `which` (lab_trace::kWait + which) by the thread
-// that passes `who` (-DFQ_LAB_TRACE_WAITS, on top of FQ_LAB_TRACE: the clock reads and atomics slow the main loop).
-#ifdef FQ_LAB_TRACE_WAITS
-#define FQ_WAIT_TIMED(who, which, ...)                                                                              \
-    do {                                                                                                           \
-        const long long lab_t0 = clock64();                                                                        \
-        __VA_ARGS__;                                                                                               \
-        if (p.trace && (who))                                                                                      \
-            atomicAdd(&p.trace[blockIdx.x * lab_trace::kStride + lab_trace::kWait + (which)],                     \
-                      (unsigned long long)(clock64() - lab_t0));                                                   \
-    } while (0)
-#else
-#define FQ_WAIT_TIMED(who, which, ...) __VA_ARGS__
-#endif
 
 // ---- The schedule: which unit a CTA takes, which rows of it each group owns --------------------------------
 
@@ -711,10 +661,8 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
             const int r = warp + warps * (lane + 32 * h);
             if (r < kTileM && valid[r]) prob[h] = p.prob[u.t0 + r];
         }
-    FQ_TRACE_UNIT(1, filled, 0);
     mbar_wait(&s.slot_full[filled % kSlots], uint32_t(filled / kSlots) & 1);
     mbar_wait(&s.slot_full[(filled + 1) % kSlots], uint32_t((filled + 1) / kSlots) & 1);
-    FQ_TRACE_UNIT(1, filled, 1);
     // Valid rows go two at a time (their latency chains interleave); an odd one out as a pair of itself, whose
     // second copy writes nothing (lean_rows) or the same bytes again (epilogue_rows). One call site of each path:
     // a second copy of the code in the loop costs every unit (docs/perf.md, session 24).
@@ -741,7 +689,6 @@ __device__ __forceinline__ void finish_rows(const Params& p, SharedStorage& s, c
         pending = -1;
         if (end) break;
     }
-    FQ_TRACE_UNIT(1, filled, 2);
 }
 
 // Scale padding (rows past the logical ones) is written with 0, as fqQuantize does: by the epilogue warps of
@@ -902,7 +849,6 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
     }
     arrive_cluster_wide(&s.split_ready, p.split);  // "written", to every CTA
     wait_cluster_wide(&s.split_ready);
-    FQ_TRACE_UNIT(4, 0, 2);  // (lab trace: the cluster's wait, then the sums, in the slot-wait and stash columns)
     for (int t = 0; t < tiles; ++t) {
         acquire(t);
         uint32_t(*slot)[kSlotWords] = s.slot[t];
@@ -925,7 +871,6 @@ __device__ __forceinline__ void split_k_reduce(const Params& p, SharedStorage& s
             default: split_k_sum_tile<8>(scratch_at, rows_lo, rows_hi, ctid, out); break;
         }
     }
-    FQ_TRACE_UNIT(4, 0, 3);
 }
 
 #endif  // FQ_SM90A
@@ -971,8 +916,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (ctas > 1) cluster_sync();  // the peers' barriers exist before anything lands on them
     else __syncthreads();
-    FQ_TRACE(0, lab_trace::kStartClock);
-    FQ_TRACE_NS(0, lab_trace::kStartNs);
 
     if (warp_id < 4) {
         regs_release<kProducerRegs>();
@@ -984,9 +927,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             int stage = 0;
             uint32_t phase = 0;
-#ifdef FQ_LAB_NO_LOAD
-            int64_t lab_loads = 0;
-#endif
             for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
                 for_each_group_in_unit(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
                     // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
@@ -1019,15 +959,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         (g * p.n_blocks + (b_box ? rows[b_tile].second : rows[b_tile].first) / kTileK) * p.k_blocks;
                     const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][b_tile][b_box]);
                     for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
-                        FQ_WAIT_TIMED(lane == 0, lab_trace::kProducerEmpty, mbar_wait(&s.empty[stage], phase ^ 1));
-#ifdef FQ_LAB_NO_LOAD  // lab: after the first round, stages pass without loads (stale data; times the consumers)
-                        if (lab_loads++ >= stages) {
-                            mbar_arrive(&s.full[stage]);  // the 33 arrivals of a loaded stage
-                            if (lane == 0) mbar_arrive(&s.full[stage]);
-                            if (++stage == stages) { stage = 0; phase ^= 1; }
-                            continue;
-                        }
-#endif
+                        mbar_wait(&s.empty[stage], phase ^ 1);
                         if (lane == 0) {  // the operands first, the longest wait (the stage completes once the
                                           // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
                             mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
@@ -1091,7 +1023,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (++stage == stages) { stage = 0; phase ^= 1; }
         };
         for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
-            FQ_TRACE_UNIT(4, filled, 0);
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
             auto acquire = [&](int t) {  // the slot of C tile t, once the epilogue has drained it
@@ -1119,7 +1050,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int i = 0; i < 64; ++i) total[0][i] = total[1][i] = 0.0f;
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
-                    FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerFull + half, mbar_wait(full0 + 8 * stage, phase));
+                    mbar_wait(full0 + 8 * stage, phase);
                     // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not wait
                     // for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody owns
                     // were not copied: their scale is 0.
@@ -1138,7 +1069,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             wgmma_m64n128k32_e4m3(acc, desc_a + 2 * kk, desc_b + t * kStepTileB + 2 * kk, kk > 0);
                         wgmma_commit();
                         const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
-                        FQ_WAIT_TIMED(ctid % 128 == 0, lab_trace::kConsumerMma + half, wgmma_wait<0>());
+                        wgmma_wait<0>();
                         fence_operands(acc);
                         if (t == tiles - 1) release_stage();  // every MMA reading the stage is done
                         // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
@@ -1147,7 +1078,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                         for (int i = 0; i < 64; ++i) total[t][i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[t][i]);
                     }
                 }
-                FQ_TRACE_UNIT(4, filled, 1);
                 if (!p.stash) return;
                 if constexpr (kSplitK) {
                     split_k_reduce(p, s, total, tiles, alpha, row_local, quad, my_rows_lo, my_rows_hi, acquire);
@@ -1159,7 +1089,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int t = 0; t < 2; ++t) {
                     if (t == tiles) break;
                     acquire(t);
-                    if (t == 0) FQ_TRACE_UNIT(4, filled, 2);
                     uint32_t(*slot)[kSlotWords] = s.slot[(filled + t) % kSlots];
                     bool any_nan = false;  // the hardware conversion's NaN differs from float_to_bf16's (rare: software)
 #pragma unroll
@@ -1185,7 +1114,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 acquire(t);
                 mbar_arrive(&s.slot_full[(filled + t) % kSlots]);
             }
-            FQ_TRACE_UNIT(4, filled, 3);
             filled += 2;
         });
     }
@@ -1232,13 +1160,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if (epilogue_warp && !kSplitK)
                     for (int t = 0; t < 2; ++t) mbar_arrive(&s.slot_empty[(filled + t) % kSlots]);
-                FQ_TRACE_UNIT(1, filled, 3);
             }
             filled += 2;
         });
     }
-    FQ_TRACE(1, lab_trace::kEndClock);
-    FQ_TRACE_NS(1, lab_trace::kEndNs);
     if (ctas > 1) cluster_sync();  // no CTA leaves while a peer may still signal its barriers or read its partials
 #endif
 }
@@ -1428,8 +1353,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_barrier_init();
     }
     cluster_sync();
-    FQ_TRACE(0, lab_trace::kStartClock);
-    FQ_TRACE_NS(0, lab_trace::kStartNs);
 
     if (warp_id < 4) {
         regs_release<kProducerRegs>();
@@ -1504,7 +1427,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
             mbar_wait(full0 + 8 * stage, phase);
-            if (kb == 0) FQ_TRACE_UNIT(4, 0, 0);  // (lab trace: the K loop from its first stage's arrival)
             const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
             const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
             wgmma_fence();
@@ -1526,13 +1448,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 #pragma unroll
         for (int i = 0; i < 64; ++i) sum[i] += total[i];  // the last slice
-        FQ_TRACE_UNIT(4, 0, 1);  // (lab trace: the K loop's end; no slot to wait for)
-        FQ_TRACE_UNIT(4, 0, 2);
         if (p.act == Act::Silu) row_pair_epilogue<P, Act::Silu>(p, s, sum, u, t, warp, lane, row0, lo, hi);
         else row_pair_epilogue<P, Act::SwigluOai>(p, s, sum, u, t, warp, lane, row0, lo, hi);
-        FQ_TRACE_UNIT(4, 0, 3);  // (lab trace: the epilogue, in the stash column)
-        FQ_TRACE(4, lab_trace::kEndClock);
-        FQ_TRACE_NS(4, lab_trace::kEndNs);
     }
     cluster_sync();  // no CTA leaves while its peer may still write into it or signal its barriers
 #endif
@@ -1640,30 +1557,12 @@ int max_active_clusters(int sm_count, int size, size_t smem_bytes) {
     return cached[size];
 }
 
-#ifdef FQ_LAB_TRACE
-unsigned long long* g_lab_trace = nullptr;
-int g_lab_trace_ctas = 0;
-#endif
-
 // The launch: `clusters` clusters of `size` CTAs (at most one per SM).
 template <GemmKernel K>
 fqStatus_t launch_kernel(const Params& p, const CUtensorMap& a, const CUtensorMap& b, int64_t clusters, int size,
                          size_t smem_bytes, cudaStream_t stream) {
     const ClusterLaunch launch(clusters, size, stream, smem_bytes);
-#ifdef FQ_LAB_TRACE
-    Params traced = p;
-    traced.trace = nullptr;
-    if (std::getenv("LAB_TRACE")) {
-        const size_t bytes = size_t(clusters * size) * lab_trace::kStride * sizeof(unsigned long long);
-        if (!g_lab_trace) cudaMalloc(&g_lab_trace, 1024 * lab_trace::kStride * sizeof(unsigned long long));
-        cudaMemsetAsync(g_lab_trace, 0, bytes, stream);
-        traced.trace = g_lab_trace;
-        g_lab_trace_ctas = int(clusters * size);
-    }
-    const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, K, traced, a, b);
-#else
     const cudaError_t e = cudaLaunchKernelEx(&launch.cfg, K, p, a, b);
-#endif
     return cuda::cuda_status(e, "stream: the grouped GEMM kernel launch");
 }
 
@@ -1679,12 +1578,8 @@ template <Pairing P>
 bool takes_row_pair(const Params& p, int64_t units, int sm_count) {
     const bool epilogue_fits = p.lean && p.groups == 1 && p.split > 1 && p.group >= 32 && p.group <= kUnitCols &&
                                p.h % 16 == 0 && p.out_ld % 16 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0;
-    int max_split = kRowPairMaxSplit;
-#ifdef FQ_GEMM_LAB  // the kernel lab may turn it off (0) or take it at any split (1)
-    if (const char* force = std::getenv("LAB_ROW_PAIR")) max_split = std::atoi(force) == 1 ? kMaxSplit : 0;
-#endif
     constexpr GemmKernel kernel = row_pair_gemm_sm90<P>;
-    return epilogue_fits && p.split <= max_split && prepare_kernel<kernel>(kPairSmemBytes) == FQ_STATUS_SUCCESS &&
+    return epilogue_fits && p.split <= kRowPairMaxSplit && prepare_kernel<kernel>(kPairSmemBytes) == FQ_STATUS_SUCCESS &&
            units <= max_active_clusters<kernel>(sm_count, 2, kPairSmemBytes);
 }
 
@@ -1702,32 +1597,18 @@ fqStatus_t launch(Params& p, bool segments, const CUtensorMap& a, const CUtensor
     if (p.groups == 1 && p.stash && 2 * units <= sm_count)
         for (int split = kMaxSplit; split >= 2 && p.split == 1; --split)
             if (p.k_blocks >= 2 * split && units <= max_active_clusters<split_k>(sm_count, split, kSmemBytes)) p.split = split;
-#ifdef FQ_GEMM_LAB  // the kernel lab may force the split and the cluster size, and reports the launch
-    if (const char* force = std::getenv("LAB_SPLIT")) p.split = std::atoi(force);
-#endif
     if (p.split > 1) {
         p.cluster = 1;
         p.pair_cols = p.unit_cols_tiles;
         // A fourth stage pays where a CTA's slice of K turns the ring four times or more (dense M = 256 and 512: 5-7%
         // faster); on shorter slices (M = 128: 9-10 K blocks a CTA) three ran 2% faster (docs/perf.md, session 27).
         p.split_stages = p.k_blocks / p.split >= 4 * kSplitStages ? kSplitStages : kStages;
-        if (takes_row_pair<P>(p, units, sm_count)) {
-#ifdef FQ_GEMM_LAB
-            std::fprintf(stderr, "launch: row pairs (C as split K over %d CTAs), %lld units\n", p.split, (long long)units);
-#endif
+        if (takes_row_pair<P>(p, units, sm_count))
             return launch_kernel<row_pair_gemm_sm90<P>>(p, a, b, units, 2, kPairSmemBytes, stream);
-        }
-#ifdef FQ_GEMM_LAB
-        std::fprintf(stderr, "launch: split K over %d CTAs, %lld units\n", p.split, (long long)units);
-#endif
         return launch_kernel<split_k>(p, a, b, units, p.split, kSmemBytes, stream);
     }
     const int max_pairs = max_active_clusters<persistent>(sm_count, 2, kSmemBytes);
     p.cluster = p.unit_cols_tiles >= 2 && max_pairs > 0 ? 2 : 1;
-#ifdef FQ_GEMM_LAB
-    if (const char* force = std::getenv("LAB_CLUSTER")) p.cluster = std::atoi(force);
-    std::fprintf(stderr, "launch: max pairs %d, cluster %d\n", max_pairs, p.cluster);
-#endif
     p.pair_cols = ceil_div(p.unit_cols_tiles, int64_t(p.cluster));
     // Segments: at most one per group more than the tiles, for offsets in order (this sizes the grid only).
     const int64_t pairs = (p.m_tiles + (segments ? p.groups : 0)) * p.pair_cols;
@@ -1751,13 +1632,6 @@ constexpr bool built_with_sm90a() {
 }
 
 }  // namespace
-
-#ifdef FQ_LAB_TRACE
-const unsigned long long* lab_trace_buffer(int* ctas) {
-    *ctas = g_lab_trace_ctas;
-    return g_lab_trace;
-}
-#endif
 
 fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int sm_count) {
     if (!built_with_sm90a())
@@ -1803,11 +1677,7 @@ fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int s
              (p.act == Act::Silu || p.act == Act::SwigluOai) && !p.qp.reciprocal && !has_saturation_bound(p.qp) &&
              (p.qp.out == DType::E4M3FN || p.qp.out == DType::E5M2);
     // MoE units as segments (for_each_unit), where no columnwise block spans the groups of a tile
-    bool segments = p.offsets && p.groups > 1 && !p.columnwise;
-#ifdef FQ_GEMM_LAB
-    if (std::getenv("LAB_NO_LEAN")) p.lean = false;
-    if (const char* seg = std::getenv("LAB_SEGMENTS")) segments = segments && std::atoi(seg) != 0;  // 0: tiles
-#endif
+    const bool segments = p.offsets && p.groups > 1 && !p.columnwise;
     p.out = static_cast<uint8_t*>(c.output);
     p.out_ld = e.out_ld;
     p.scales = static_cast<uint8_t*>(c.scales);

@@ -91,9 +91,9 @@ fn descriptor_layout_and_handle_attributes_round_trip() -> Result<()> {
     let mut h = host();
     assert_eq!((h.backend()?, h.device()?, h.arch()?), (Backend::Host, -1, 0));
     assert!(h.sm_count()? >= 1);
+    assert!(h.allow_pdl()?); // on by default (sm_90+ launches; the host backend ignores it)
+    h.set_allow_pdl(false)?;
     assert!(!h.allow_pdl()?);
-    h.set_allow_pdl(true)?;
-    assert!(h.allow_pdl()?);
     Ok(())
 }
 

@@ -4,9 +4,9 @@ inputs. The peers are torch.compile references of each problem with the token co
 (torch._dynamo.mark_dynamic on dimension 0, automatic_dynamic_shapes=False: one compilation per problem and
 width, the way a serving engine compiles), their outputs returned rather than copied into preallocated
 tensors (both choices change torch.compile's time 1.2-4x; issue 48). Peer libraries that are not installed
-on the device (vLLM, FlashInfer, sgl-kernel) are left out. Writes JSON that tools/perf_report.py joins with
+on the device (vLLM, FlashInfer, sgl-kernel) are left out. Writes JSON that tools/bench/perf_report.py joins with
 `fq bench --file tools/fq/sweeps-peers.txt` of the same run (tools/gpu-check.sh peers).
-Usage: python3 tools/bench_peers.py OUT.json [--quick]"""
+Usage: python3 tools/bench/bench_peers.py OUT.json [--quick]"""
 import json
 import sys
 
@@ -170,7 +170,7 @@ def main():
 
     if out:
         with open(out, "w") as f:
-            json.dump(dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, tool="tools/bench_peers.py",
+            json.dump(dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, tool="tools/bench/bench_peers.py",
                            method="CUDA-graph replay over rotated inputs (4x L2), median (min, max) of 7 replays; "
                                   "bf16 randn inputs; torch.compile with T dynamic (mark_dynamic, "
                                   "automatic_dynamic_shapes=False), outputs returned",

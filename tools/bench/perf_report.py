@@ -1,9 +1,9 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
-bench.json, bench-pdl.json, bench-hwexp.json, bench-block2d.json, bench-sweeps.json, bench-moe.json,
-peers-fq.json (all `fq bench --json`), peers.json (tools/bench_peers.py). Each table is printed
+bench.json, bench-pdl.json, bench-block2d.json, bench-sweeps.json, bench-moe.json,
+peers-fq.json (all `fq bench --json`), peers.json (tools/bench/bench_peers.py). Each table is printed
 when its file is there. Results `fq bench` skipped or failed (status other than "ok") are left out. Every time is
 the median of graph replays; "copy" is the fastest of fq bench's three same-bytes copies, named beside it.
-Usage: python3 tools/perf_report.py DIR > tables.md"""
+Usage: python3 tools/bench/perf_report.py DIR > tables.md"""
 import json
 import sys
 from pathlib import Path
@@ -118,11 +118,11 @@ def print_moe_sweeps(moe):
 
 
 def main(d):
-    bench, pdl, hwexp, block2d, sweeps, moe, peers_fq, peers = (load(d, n) for n in (
-        "bench.json", "bench-pdl.json", "bench-hwexp.json", "bench-block2d.json", "bench-sweeps.json",
+    bench, pdl, block2d, sweeps, moe, peers_fq, peers = (load(d, n) for n in (
+        "bench.json", "bench-pdl.json", "bench-block2d.json", "bench-sweeps.json",
         "bench-moe.json", "peers-fq.json", "peers.json"))
     if bench:
-        print_main_tables(bench, pdl, hwexp, block2d, sweeps)
+        print_main_tables(bench, pdl, block2d, sweeps)
     if moe:
         print_moe_sweeps(moe)
     if peers_fq:
@@ -140,7 +140,7 @@ def us_range(r):
 
 
 def problem_of(r):
-    """The name tools/bench_peers.py gives the problem of an fq bench result (None: not one of issue 48's)."""
+    """The name tools/bench/bench_peers.py gives the problem of an fq bench result (None: not one of issue 48's)."""
     if r.get("moe", "none") != "none" or r.get("outputs", "row") != "row":
         return "silu-fp8-g128-masked" if r.get("moe") == "masked" and r.get("skew") == "skewed" else None
     if r["scheme"] == "per_group" and r["activation"] == "silu":
@@ -208,7 +208,7 @@ def print_other_problems(fq):
               f"{r['pct_of_copy']:.1f}% | {r['kernel']} |")
 
 
-def print_main_tables(bench, pdl, hwexp, block2d, sweeps):
+def print_main_tables(bench, pdl, block2d, sweeps):
     rows = {}
     for r in bench["results"]:
         rows.setdefault((r["tokens"], r["hidden"]), {})[r["layout"]] = r
@@ -228,19 +228,6 @@ def print_main_tables(bench, pdl, hwexp, block2d, sweeps):
         print("|---:|---:|---:|---:|---:|")
         for r in pdl["results"]:
             print(f"| {r['tokens']} | {r['hidden']} | {r['copy_us']:.2f} | {r['us']:.2f} | {r['pct_of_copy']:.1f}% |")
-    if hwexp:
-        print()
-        print("What the portable exponential costs (`sm90.group` against the benchmark-only `sm90.group.hwexp`, "
-              "which uses the MUFU exponential and is not bit-exact):")
-        print()
-        print("| tokens | hidden | portable exp us | hardware exp us | cost |")
-        print("|---:|---:|---:|---:|---:|")
-        by = {}
-        for r in hwexp["results"]:
-            by.setdefault((r["tokens"], r["hidden"]), {})[r["variant"]] = r
-        for (t, h), v in sorted(by.items()):
-            a, b = v["sm90.group"]["us"], v["sm90.group.hwexp"]["us"]
-            print(f"| {t} | {h} | {a:.2f} | {b:.2f} | {100 * (a / b - 1):.0f}% |")
     if block2d:
         print()
         print("BLOCK_2D weight quantization (`fq bench --scheme block2d --act identity --not-gated --layouts col`: "

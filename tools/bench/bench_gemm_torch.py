@@ -1,4 +1,4 @@
-"""PyTorch's bf16 peers of fq_bench_gemm (tools/bench_grouped_gemm.cpp): the gate-up GEMM of a DeepSeek-V3-like
+"""PyTorch's bf16 peers of fq_bench_gemm (tools/bench/bench_grouped_gemm.cpp): the gate-up GEMM of a DeepSeek-V3-like
 MoE layer (N = 2 x 2048, K = 7168) with bf16 operands, alone and followed by the activation y = silu(gate) * up *
 prob (eager), on the same shapes: MoE E in {8, 32, 256}, M in {4096, 16384}, skewed and uniform group sizes;
 dense E = 1, M in {128 .. 16384}.
@@ -12,7 +12,7 @@ Group sizes: --sizes-from FILE reads them from fq_bench_gemm's --json output (th
 they are drawn the same way (exp(z), z ~ N(0, 1), fixed seed; the 8 smallest of E = 256 empty) but from torch's
 generator, so they differ in detail.
 
-Usage: python3 tools/bench_gemm_torch.py [--json FILE] [--sizes-from gemm-bench.json] [--reps N] [--quick]
+Usage: python3 tools/bench/bench_gemm_torch.py [--json FILE] [--sizes-from gemm-bench.json] [--reps N] [--quick]
 Run on the device by tools/gpu-check.sh (stage gemm); not a dependency of the library.
 """
 import argparse

@@ -1,6 +1,6 @@
 // Exhaustive accuracy of the portable exp / erf / tanh against glibc's double functions, over all 2^32
 // float inputs (the numbers quoted in src/common/portable_math.h). Build and run (a few minutes a core):
-//   g++ -O2 -std=c++17 -ffp-contract=off -pthread -Isrc/common tools/lab/exhaustive_math.cpp -o /tmp/em && /tmp/em
+//   g++ -O2 -std=c++17 -ffp-contract=off -pthread -Isrc/common tools/exhaustive_math.cpp -o /tmp/em && /tmp/em
 // The same function, compiled by nvcc and run on a GPU, must give the same bits (tests/test_gpu.cpp).
 #include <algorithm>
 #include <cfloat>
