@@ -187,7 +187,7 @@ accessors!(Handle, HandleAttr {
     arch: i32 = Arch;
     /// Multiprocessors (host: hardware threads) (read-only).
     sm_count: i32 = SmCount;
-    /// Launch with programmatic dependent launch on sm_90+ (default false).
+    /// Launch with programmatic dependent launch on sm_90+ (default true; fq waits for the previous kernel itself).
     allow_pdl / set_allow_pdl: bool = AllowPdl;
     /// The variant (an index of [`Self::variants`]) every call runs, or `None` (the default): the
     /// dispatcher chooses.
