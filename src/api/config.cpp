@@ -101,24 +101,6 @@ fqStatus_t check_group_size(const fqQuantDescOpaque& d, Scheme scheme) {
                 "it unset (0)", d.group_size, name(scheme), scheme == Scheme::PerToken ? "one scale per row" : "one scale");
 }
 
-// The bytes of `srows` x `scols` logical scales in `layout` with its padding, every step checked: -1 when
-// any product overflows int64_t. It mirrors make_scale_geometry(), which then computes without checks.
-int64_t checked_scale_bytes(ScaleLayout layout, DType stype, int64_t srows, int64_t scols) {
-    if (srows > kInt64Max - 128 || scols > kInt64Max - 4) return -1;  // no layout pads further than that
-    int64_t prows = srows, pcols = scols, elem = scale_type_bytes(stype);
-    switch (layout) {
-        case ScaleLayout::ColMajorTma: prows = round_up(srows, 16 / elem); break;
-        case ScaleLayout::Swizzled128x4: prows = round_up(srows, 128); pcols = round_up(scols, 4); break;
-        case ScaleLayout::PackedUe8m0: prows = round_up(srows, 4); pcols = ceil_div_exact(scols, 4); elem = 4; break;
-        default: break;
-    }
-    // The strides fqGetScaleBufferInfo reports (a padded extent times the element) must fit as well: with no
-    // scale column (zero rows of columnwise output) the byte count is 0 whatever the rows.
-    if (checked_mul(prows, elem) < 0 || checked_mul(pcols, elem) < 0) return -1;
-    const int64_t n = checked_mul(prows, pcols);
-    return n < 0 ? -1 : checked_mul(n, elem);
-}
-
 // docs/spec.md §5: the MoE attributes that need no pointer, for an output of `rows` rows. The arrays themselves
 // live on the device and are checked only for presence, at execution (build_config).
 fqStatus_t check_moe(const fqQuantDescOpaque& d, int64_t rows, OpConfig* c) {
@@ -280,15 +262,10 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
         srows = is_per_tensor(scheme) ? tensor_scales : cols;
         scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(block_rows, c->col_block);
     }
-    const int64_t block_bytes = checked_scale_bytes(layout, stype, srows, scols);
-    if (block_bytes < 0 || checked_mul(block_bytes, c->scale_batch) < 0)
+    ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales;
+    if (!checked_scale_geometry(layout, stype, srows, scols, &g) || checked_mul(g.bytes, c->scale_batch) < 0)
         return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values{} overflow a 64-bit byte count",
                     srows, scols, rows, cols, c->scale_batch > 1 ? fmt::format(" in {} blocks", c->scale_batch) : "");
-    ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales;
-    g = make_scale_geometry(layout, stype, srows, scols);
-    if (g.bytes != block_bytes)
-        return fail(FQ_STATUS_INTERNAL_ERROR, "scale buffer of {} bytes, but the overflow check computed {}", g.bytes,
-                    block_bytes);
     return FQ_STATUS_SUCCESS;
 }
 
@@ -401,20 +378,19 @@ fqStatus_t scale_buffer_fact(const fqQuantDescOpaque& d, int64_t rows, int64_t c
     OpConfig c;
     FQ_TRY(resolve_quantization(d, rows, cols, which, &c));
     const ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c.scales : c.col_scales;
-    const bool affine = g.layout != ScaleLayout::Swizzled128x4 && g.layout != ScaleLayout::PackedUe8m0;
-    const bool row_major = g.layout == ScaleLayout::RowMajor;
+    // A layout linear in m and in k (per storage element) reports its two strides; the others report 0.
+    const ScaleStrides st = scale_strides(g);
+    const int64_t per_word = scale_padding(g.layout, scale_type_bytes(g.type)).per_word;
+    const int64_t col_stride = per_word == 4 ? st.cols4 : st.col;
+    const bool affine = st.rows128 == 128 * st.row && st.rows32 == 32 * st.row && (per_word == 4 || st.cols4 == 4 * st.col);
     switch (info) {
         case FQ_SCALE_INFO_BYTES: *value = g.bytes * c.scale_batch; break;
         case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
         case FQ_SCALE_INFO_COLS: *value = g.cols; break;
         case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
         case FQ_SCALE_INFO_PADDED_COLS: *value = g.padded_cols; break;
-        case FQ_SCALE_INFO_ROW_STRIDE:
-            *value = g.layout == ScaleLayout::PackedUe8m0 ? 4 : (affine ? (row_major ? g.ld : 1) * g.elem_bytes : 0);
-            break;
-        case FQ_SCALE_INFO_COL_STRIDE:
-            *value = g.layout == ScaleLayout::PackedUe8m0 ? g.ld * 4 : (affine ? (row_major ? 1 : g.ld) * g.elem_bytes : 0);
-            break;
+        case FQ_SCALE_INFO_ROW_STRIDE: *value = affine ? st.row : 0; break;
+        case FQ_SCALE_INFO_COL_STRIDE: *value = affine ? col_stride : 0; break;
         case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
         case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;
         case FQ_SCALE_INFO_BATCH: *value = c.scale_batch; break;

@@ -4,18 +4,12 @@
 
 namespace fq::cuda {
 
-// The kernels of each activation are instantiated in their own translation unit.
+// The kernels of each activation of FQ_ACTIVATIONS are instantiated in their own translation unit.
 #define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
-#define FQ_DECLARE_FOR(ACT)                        \
-    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT) \
-    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
-FQ_DECLARE_FOR(Act::Identity)
-FQ_DECLARE_FOR(Act::Silu)
-FQ_DECLARE_FOR(Act::GeluErf)
-FQ_DECLARE_FOR(Act::GeluTanh)
-FQ_DECLARE_FOR(Act::Relu)
-FQ_DECLARE_FOR(Act::ReluSquared)
-FQ_DECLARE_FOR(Act::SwigluOai)
+#define FQ_DECLARE_FOR(Internal, ...)                       \
+    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal) \
+    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)
+FQ_ACTIVATIONS(FQ_DECLARE_FOR)
 // The activation-table kernels: SiLU, GELU erf / tanh, SwiGLU-OAI (instantiate_lut.cu.in).
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::Silu)
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::GeluErf)
@@ -141,13 +135,10 @@ fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p) {
 template <class F>
 fqStatus_t with_activation(Act act, F&& f) {
     switch (act) {
-        case Act::Identity: return f(std::integral_constant<Act, Act::Identity>{});
-        case Act::Silu: return f(std::integral_constant<Act, Act::Silu>{});
-        case Act::GeluErf: return f(std::integral_constant<Act, Act::GeluErf>{});
-        case Act::GeluTanh: return f(std::integral_constant<Act, Act::GeluTanh>{});
-        case Act::Relu: return f(std::integral_constant<Act, Act::Relu>{});
-        case Act::ReluSquared: return f(std::integral_constant<Act, Act::ReluSquared>{});
-        case Act::SwigluOai: return f(std::integral_constant<Act, Act::SwigluOai>{});
+#define FQ_ACTIVATION_CASE(Internal, ...) \
+    case Act::Internal: return f(std::integral_constant<Act, Act::Internal>{});
+        FQ_ACTIVATIONS(FQ_ACTIVATION_CASE)
+#undef FQ_ACTIVATION_CASE
     }
     return fail(FQ_STATUS_INTERNAL_ERROR, "unknown activation {}", int(act));
 }
