@@ -116,6 +116,7 @@ Params make_params(const LaunchArgs& a) {
         p.col_out = static_cast<uint8_t*>(c.col_output);
         p.col_scales = static_cast<uint8_t*>(c.col_scales_ptr);
         p.col_sg = c.col_scales;
+        p.col_ss = scale_strides(c.col_scales);
         p.col_block = int(c.col_block);
         p.col_transpose = c.col_transpose;
     }
