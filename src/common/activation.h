@@ -49,6 +49,9 @@ FQ_HD float relu_squared(float x) {
 
 FQ_HD float identity(float x) { return x; }
 
+// Test-only (FQ_TEST_EXTENSIONS): softsign x / (1 + |x|).
+FQ_HD float test_softsign(float x) { return x / (1.0f + fabsf(x)); }
+
 // The ungated activation act(x): the function its line of FQ_ACTIVATIONS (enum_lists.h) names.
 FQ_HD float activate(Act a, float x) {
     switch (a) {

@@ -62,8 +62,10 @@
 // the recipe of CONTRIBUTING.md is enough. They have no public enum value and never ship.
 #if defined(FQ_TEST_EXTENSIONS)
 #define FQ_TEST_ACTIVATIONS(X) \
+    X(TestSoftsign, 7, TEST_SOFTSIGN, test_softsign, test_softsign) \
     /* end of list */
 #define FQ_TEST_SCALE_LAYOUTS(X) \
+    X(TestTiled32x4, 5, TEST_TILED_32X4, test_tiled, 32, 4, 1, test_tiled_32x4_offset) \
     /* end of list */
 #else
 #define FQ_TEST_ACTIVATIONS(X)

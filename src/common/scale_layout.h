@@ -44,6 +44,10 @@ FQ_HD int64_t swizzled_128x4_offset(const ScaleGeometry& g, int64_t m, int64_t k
 FQ_HD int64_t packed_ue8m0_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
     return ((k / 4) * g.padded_rows + m) * 4 + (k % 4);
 }
+// Test-only (FQ_TEST_EXTENSIONS): tiles of 32 rows x 4 columns, row-major within a tile and across tiles.
+FQ_HD int64_t test_tiled_32x4_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
+    return (((m / 32) * (g.padded_cols / 4) + k / 4) * 128 + (m % 32) * 4 + k % 4) * g.elem_bytes;
+}
 
 // The padding of a layout's line in FQ_SCALE_LAYOUTS, for scales of `eb` bytes.
 struct ScalePadding {
