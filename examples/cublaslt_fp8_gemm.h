@@ -1,4 +1,4 @@
-// A cuBLASLt FP8 GEMM with block scales, the consumer whose layout fq writes (SPEC §4), shared by
+// A cuBLASLt FP8 GEMM with block scales, the consumer whose layout fq writes (docs/spec.md §4), shared by
 // examples/mlp_cublaslt.cu and tests/test_gpu_cublaslt.cpp.
 //
 //   D (m x n, column-major, bf16, ld m) = sum_k deq(A)[i, k] * deq(B)[j, k]
@@ -15,7 +15,7 @@
 //                                               weight_scale_inv [ceil(rows/128), ceil(K/128)] row-major, padded).
 //                                               fq: BLOCK_2D in ROW_MAJOR, re-strided by lt_pad_blk128_scales
 //                                               when ceil(K/128) % 4 != 0. NOT COL_MAJOR (kb * ceil(rows/128) + rb),
-//                                               which the first version of this header and SPEC §4 claimed: that
+//                                               which the first version of this header and docs/spec.md §4 claimed: that
 //                                               reading gave an O(1) error on the H100 for every shape.
 // The BLK128x128 layout is the one TransformerEngine (Float8BlockQuantizer, 2-D: [ceil(M/128),
 // round_up(ceil(K/128), 4)]) and PyTorch's scaled_mm (BlockWise128x128) hand to cuBLASLt. It also explains

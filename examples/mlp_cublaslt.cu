@@ -13,7 +13,7 @@
 // The weights are quantized once by fq (BLOCK_2D). cuBLASLt gets each weight as its A operand and the
 // activation as B (TN, as TransformerEngine calls it), so its column-major output is the row-major [T, n]
 // the next step reads. Where cuBLASLt has no algorithm for that operand order, the example uses the one
-// SPEC §4 measured (activation as A) and transposes each GEMM's output with cublasLtMatrixTransform, an
+// docs/spec.md §4 measured (activation as A) and transposes each GEMM's output with cublasLtMatrixTransform, an
 // extra step it prints. The result is checked against a bf16 model of the same MLP (fp32 accumulation, h and
 // a rounded to bf16) computed by a plain CUDA kernel, and the time of each step is printed.
 //

@@ -28,6 +28,22 @@ struct Desc {
     Desc& ptr(int32_t attr, const void* v) { REQUIRE(fqQuantDescSetAttribute(d, attr, &v, sizeof v) == 0); return *this; }
 };
 
+struct GemmDesc {
+    fqGroupedGemmDesc_t d = nullptr;
+    GemmDesc() { REQUIRE(fqGroupedGemmDescCreate(&d) == FQ_STATUS_SUCCESS); }
+    ~GemmDesc() { fqGroupedGemmDescDestroy(d); }
+    GemmDesc(const GemmDesc&) = delete;
+    GemmDesc& operator=(const GemmDesc&) = delete;
+    GemmDesc& i32(int32_t attr, int32_t v) {
+        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(d, attr, &v, 4) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+        return *this;
+    }
+    GemmDesc& ptr(int32_t attr, const void* v) {
+        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(d, attr, &v, sizeof v) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
+        return *this;
+    }
+};
+
 struct Layout {
     fqTensorLayout_t l = nullptr;
     Layout(int32_t dtype, int64_t rows, int64_t cols, int64_t ld) {
@@ -67,16 +83,5 @@ struct HostRun {
         status = fqQuantize(h.h, d.d, li.l, in.data(), lo.l, out.data(), scales.data(), scales.size(), nullptr, 0, nullptr);
     }
 };
-
-// How many bytes differ and the first of them, as a message ("" when equal).
-inline std::string byte_diff(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-    if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-        if (got[i] != want[i] && bad++ == 0) first = i;
-    if (bad == 0) return "";
-    return std::to_string(bad) + " of " + std::to_string(got.size()) + " bytes differ; first at " +
-           std::to_string(first) + ": got " + std::to_string(got[first]) + " want " + std::to_string(want[first]);
-}
 
 }  // namespace fqt

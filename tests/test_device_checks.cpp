@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "api/error.h"
 #include "kernels/device.cu"
 
 namespace {

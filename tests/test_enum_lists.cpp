@@ -138,7 +138,7 @@ TEST_CASE("every scale layout on the host backend: fqQuantize puts S[m, k] where
         std::vector<uint8_t> want(size_t(g.bytes), 0);
         for (int64_t m = 0; m < rows; ++m)
             for (int64_t k = 0; k < groups; ++k) want[size_t(fq::scale_offset(g, m, k))] = row_major.scales[size_t(m * groups + k)];
-        CHECK(byte_diff(r.scales, want) == "");
+        CHECK(r.scales == want);
 
         Handle h;
         std::vector<uint8_t> back(row_major.scales.size(), 0xAB), again(r.scales.size(), 0xAB);
@@ -146,10 +146,10 @@ TEST_CASE("every scale layout on the host backend: fqQuantize puts S[m, k] where
                                       r.scales.data(), r.scales.size(), FQ_SCALE_LAYOUT_ROW_MAJOR, back.data(), back.size(),
                                       nullptr) == FQ_STATUS_SUCCESS,
                         fqGetLastErrorMessage());
-        CHECK(byte_diff(back, row_major.scales) == "");
+        CHECK(back == row_major.scales);
         REQUIRE(fqScaleRepack(h.h, FQ_TYPE_E8M0, 1, rows, groups, FQ_SCALE_REPACK_BLOCKS, nullptr, 0, FQ_SCALE_LAYOUT_ROW_MAJOR,
                               back.data(), back.size(), layout.value, again.data(), again.size(), nullptr) == FQ_STATUS_SUCCESS);
-        CHECK(byte_diff(again, r.scales) == "");
+        CHECK(again == r.scales);
     }
 }
 

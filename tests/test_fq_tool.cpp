@@ -17,6 +17,7 @@
 
 #include "../tools/fq/bench_case.h"
 #include "../tools/fq/cli.h"
+#include "../tools/fq/compare.h"
 #include "../tools/fq/csv.h"
 #include "../tools/fq/plot.h"
 #include "../tools/fq/json.h"
@@ -556,4 +557,23 @@ TEST_CASE("fq bench --plot: the interpreter that has matplotlib, and how to get 
     CHECK(WEXITSTATUS(w) == 1);
     CHECK_MESSAGE(out.find("-m pip install matplotlib") != std::string::npos, out);
     CHECK_MESSAGE(out.find("Traceback") == std::string::npos, out);
+}
+
+TEST_CASE("the comparison fq check and the GPU tests share: edge inputs reach every edge, byte_diff names the first") {
+    std::mt19937 rng(5);
+    const std::vector<uint16_t> in = fqtool::edge_input(rng, 20000, FQ_TYPE_BF16);
+    int nan = 0, inf = 0, huge = 0, tiny = 0;
+    for (uint16_t b : in) {
+        const float x = fq::bf16_to_float(b);
+        nan += std::isnan(x), inf += std::isinf(x);
+        huge += std::isfinite(x) && std::fabs(x) > 448.0f;  // past e4m3's range
+        tiny += x != 0.0f && std::fabs(x) < 1e-4f;
+    }
+    CHECK(nan > 20);
+    CHECK(inf > 10);
+    CHECK(huge > 50);
+    CHECK(tiny > 50);
+    CHECK(fqtool::byte_diff({1, 2, 3, 4}, {1, 2, 3, 4}).empty());
+    CHECK(fqtool::byte_diff({1, 9, 3, 8}, {1, 2, 3, 4}) == "2 of 4 bytes differ; first at 1: got 9 want 2");
+    CHECK(fqtool::byte_diff({1}, {1, 2}) == "sizes differ: 1 vs 2");
 }

@@ -19,10 +19,12 @@
 #include <vector>
 
 #include "common/enum_lists.h"
+#include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
 
 using namespace fqt;
+using fqtool::byte_diff;
 
 namespace {
 
@@ -74,18 +76,12 @@ constexpr float kGlobalSpecial[] = {0.0f, -1.0f, INFINITY, NAN, 1e-38f};
 // Random inputs that exercise the edges: mostly normal values, plus zero rows, NaN, Inf, values past
 // every format's qmax, tiny values; with c.extremes, every 13th input one of kExtremes.
 std::vector<uint16_t> random_input(std::mt19937& rng, const Case& c, int64_t in_cols, int64_t ld) {
-    std::normal_distribution<float> normal(0.0f, 2.0f);
-    std::uniform_int_distribution<int> pick(0, 999);
+    fqtool::EdgeValues value;
     std::vector<uint16_t> v(size_t(c.rows * ld + c.misalign + 8), 0xFFFF);
     const int64_t zero_row = c.rows > 2 ? 1 : -1;
     for (int64_t m = 0; m < c.rows; ++m)
         for (int64_t j = 0; j < in_cols; ++j) {
-            float x = normal(rng);
-            const int r = pick(rng);
-            if (r < 3) x = NAN;
-            else if (r < 5) x = (r & 1) ? INFINITY : -INFINITY;
-            else if (r < 12) x *= 3e4f;
-            else if (r < 20) x *= 1e-6f;
+            float x = value(rng);
             if (m == zero_row) x = 0.0f;
             uint16_t bits = c.in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
             const int64_t k = m * in_cols + j;
@@ -402,6 +398,15 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.rows = 333; c.cols = 2048; c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; c.layout = 0; cases.push_back(c); }
     { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 40; c.cols = 1024; c.rounding = 1; cases.push_back(c); }
     { Case c; c.moe = FQ_MOE_LAYOUT_CONTIGUOUS; c.experts = 8; c.rows = 400; c.cols = 2048; c.slot_counts = true; cases.push_back(c); }
+    // MASKED over more valid rows than one wave of the persistent grid holds (units of 512 outputs wrap around
+    // the grid several times), many experts (the prefix scan over several chunks of 128), H = 2880 (a partial
+    // group and a partial unit), swizzled MX scales with padding rows, per-tensor dynamic per expert.
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 8; c.rows = 8 * 1000; c.cols = 2048; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 300; c.rows = 300 * 7; c.cols = 2880; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 6; c.rows = 6 * 300; c.cols = 2880; c.scheme = FQ_SCHEME_MXFP8;
+      c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+    { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 5; c.rows = 5 * 600; c.cols = 1536;
+      c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; cases.push_back(c); }
 
     // Every entry of the activation and scale-layout lists (src/common/enum_lists.h; with FQ_TEST_EXTENSIONS the
     // test-only ones of CONTRIBUTING.md too): each activation ungated and gated, per-group and MXFP8; each layout

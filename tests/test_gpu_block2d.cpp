@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
 
@@ -33,22 +34,6 @@ struct Block2dCase {
     }
 };
 
-std::vector<uint16_t> edge_input(std::mt19937& rng, size_t n, int32_t in_type) {
-    std::normal_distribution<float> normal(0.0f, 2.0f);
-    std::uniform_int_distribution<int> pick(0, 999);
-    std::vector<uint16_t> v(n);
-    for (auto& b : v) {
-        float x = normal(rng);
-        const int r = pick(rng);
-        if (r < 3) x = NAN;
-        else if (r < 5) x = (r & 1) ? INFINITY : -INFINITY;
-        else if (r < 12) x *= 3e4f;
-        else if (r < 20) x *= 1e-6f;
-        b = in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
-    }
-    return v;
-}
-
 void configure(Desc& d, const Block2dCase& c, const float* prob, const float* ub) {
     d.i32(FQ_QUANT_DESC_SCHEME, FQ_SCHEME_BLOCK_2D).i32(FQ_QUANT_DESC_SCALE_LAYOUT, c.layout)
         .i32(FQ_QUANT_DESC_OUTPUT_TYPE, c.out).i32(FQ_QUANT_DESC_SCALE_ROUNDING, c.pow2)
@@ -63,7 +48,7 @@ void configure(Desc& d, const Block2dCase& c, const float* prob, const float* ub
 int check_block2d(fqHandle_t gpu, const Block2dCase& c, std::mt19937& rng) {
     CAPTURE(c.describe());
     const int64_t in_cols = c.gate != FQ_GATE_LAYOUT_NONE ? 2 * c.cols : c.cols, ld = in_cols + c.in_pad;
-    const std::vector<uint16_t> in = edge_input(rng, size_t(std::max<int64_t>(c.rows * ld, 1)), c.in_type);
+    const std::vector<uint16_t> in = fqtool::edge_input(rng, size_t(std::max<int64_t>(c.rows * ld, 1)), c.in_type);
     std::vector<float> prob(size_t(std::max<int64_t>(c.rows, 1)));
     std::uniform_real_distribution<float> u01(0.0f, 2.0f);
     for (float& p : prob) p = u01(rng);

@@ -21,10 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
 
 using namespace fqt;
+using fqtool::byte_diff;
 
 namespace {
 
@@ -37,10 +39,12 @@ struct Problem {
     int32_t scheme = FQ_SCHEME_PER_GROUP, out = FQ_TYPE_FP8_E4M3FN, layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
     int32_t outputs = FQ_OUTPUT_ROWWISE;
     int64_t rows = 37, cols = 256;
+    bool gated = true;    // SiLU on split gate / up rows; false: weights (no activation, not gated)
+    int32_t experts = 0;  // > 0: MASKED MoE of this many experts, rows = experts x max_m, counts kCounts
 
     bool microscaling() const { return scheme == FQ_SCHEME_MXFP8 || scheme == FQ_SCHEME_NVFP4; }
     bool columnwise() const { return outputs & FQ_OUTPUT_COLUMNWISE; }
-    int64_t in_cols() const { return 2 * cols; }
+    int64_t in_cols() const { return gated ? 2 * cols : cols; }
 };
 
 std::vector<Problem> problems() {
@@ -57,20 +61,29 @@ std::vector<Problem> problems() {
     { Problem p{"rowwise + columnwise MXFP8, SWIZZLED_128X4 (the scale-padding kernel)"}; p.scheme = FQ_SCHEME_MXFP8;
       p.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; p.outputs = FQ_OUTPUT_ROWWISE | FQ_OUTPUT_COLUMNWISE; v.push_back(p); }
     { Problem p{"BLOCK_2D"}; p.scheme = FQ_SCHEME_BLOCK_2D; v.push_back(p); }
+    { Problem p{"BLOCK_2D weights (no activation, not gated)"}; p.scheme = FQ_SCHEME_BLOCK_2D; p.gated = false; v.push_back(p); }
+    { Problem p{"MASKED MoE, 3 experts (counts on the device, one expert empty)"}; p.experts = 3; p.rows = 3 * 20; v.push_back(p); }
     return v;
 }
 
 constexpr float kStaticScale = 0.02f;
+const int32_t kCounts[3] = {20, 0, 7};  // MASKED problems' valid rows per expert (max_m = 20)
 constexpr size_t kWorkspaceBytes = 64;  // more than any problem here needs (NVFP4: 4)
 constexpr uint8_t kPoison = 0xAB;
 
 // The descriptor of `p`, its pointers (static scale, columnwise output and scales) in the handle's memory.
-void configure(Desc& d, const Problem& p, const float* static_scale, void* col_out, void* col_scales) {
-    d.i32(FQ_QUANT_DESC_ACTIVATION, FQ_ACTIVATION_SILU).i32(FQ_QUANT_DESC_GATE_LAYOUT, FQ_GATE_LAYOUT_SPLIT)
+// `counts`: MASKED problems' counts in the handle's memory.
+void configure(Desc& d, const Problem& p, const float* static_scale, void* col_out, void* col_scales,
+               const int32_t* counts = kCounts) {
+    d.i32(FQ_QUANT_DESC_ACTIVATION, p.gated ? FQ_ACTIVATION_SILU : FQ_ACTIVATION_IDENTITY)
+        .i32(FQ_QUANT_DESC_GATE_LAYOUT, p.gated ? FQ_GATE_LAYOUT_SPLIT : FQ_GATE_LAYOUT_NONE)
         .i32(FQ_QUANT_DESC_SCHEME, p.scheme).i32(FQ_QUANT_DESC_OUTPUT_TYPE, p.out).i32(FQ_QUANT_DESC_SCALE_LAYOUT, p.layout);
     if (p.microscaling())
         d.i32(FQ_QUANT_DESC_SCALE_TYPE, p.scheme == FQ_SCHEME_NVFP4 ? FQ_TYPE_FP8_E4M3FN : FQ_TYPE_E8M0);
     if (p.scheme == FQ_SCHEME_PER_TENSOR_STATIC) d.ptr(FQ_QUANT_DESC_STATIC_SCALE_POINTER, static_scale);
+    if (p.experts > 0)
+        d.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_MASKED).i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, p.experts)
+            .ptr(FQ_QUANT_DESC_MOE_COUNTS_POINTER, counts);
     if (p.columnwise())
         d.i32(FQ_QUANT_DESC_OUTPUTS, p.outputs).ptr(FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER, col_out)
             .ptr(FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER, col_scales);
@@ -152,19 +165,21 @@ struct OnDevice {
     const Problem& p;
     int device = -1;
     Bytes shape;  // the buffer sizes (poisoned contents)
-    Raw in, static_scale, out, scales, col, col_scales, workspace;
+    Raw in, static_scale, counts, out, scales, col, col_scales, workspace;
     Desc d;
     Layout li, lo;
     OnDevice(const Problem& problem, const std::vector<uint16_t>& input)
-        : p(problem), shape(poisoned(problem)), in(input.size() * 2), static_scale(4), out(shape.out.size()),
+        : p(problem), shape(poisoned(problem)), in(input.size() * 2), static_scale(4), counts(sizeof kCounts), out(shape.out.size()),
           scales(shape.scales.size()), col(shape.col.size()), col_scales(shape.col_scales.size()), workspace(kWorkspaceBytes),
           li(FQ_TYPE_BF16, problem.rows, problem.in_cols(), problem.in_cols()), lo(problem.out, problem.rows, problem.cols, problem.cols) {
         CUDA_OK(cudaGetDevice(&device));
-        for (const Raw* r : {&in, &static_scale, &out, &scales, &col, &col_scales, &workspace})
+        for (const Raw* r : {&in, &static_scale, &counts, &out, &scales, &col, &col_scales, &workspace})
             REQUIRE_MESSAGE(r->ok, "cudaMalloc on device ", device, " for ", p.what);
         REQUIRE(in.put(input.data(), input.size() * 2));
         REQUIRE(static_scale.put(&kStaticScale, 4));
-        configure(d, p, static_cast<const float*>(static_scale.p), col.p, shape.col_scales.empty() ? nullptr : col_scales.p);
+        REQUIRE(counts.put(kCounts, sizeof kCounts));
+        configure(d, p, static_cast<const float*>(static_scale.p), col.p, shape.col_scales.empty() ? nullptr : col_scales.p,
+                  static_cast<const int32_t*>(counts.p));
         REQUIRE(reset());
     }
     // Poisons every output again, finished before it returns: cudaMemset runs on the legacy stream, which

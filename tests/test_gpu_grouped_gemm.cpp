@@ -49,22 +49,6 @@ const double kRel = std::ldexp(1.0, -8), kAbsS = std::ldexp(1.0, -9);  // the co
 
 // ---- Small RAII helpers ---------------------------------------------------------------------------------
 
-struct GemmDesc {
-    fqGroupedGemmDesc_t d = nullptr;
-    GemmDesc() { REQUIRE(fqGroupedGemmDescCreate(&d) == FQ_STATUS_SUCCESS); }
-    ~GemmDesc() { fqGroupedGemmDescDestroy(d); }
-    GemmDesc(const GemmDesc&) = delete;
-    GemmDesc& operator=(const GemmDesc&) = delete;
-    GemmDesc& i32(int32_t attr, int32_t v) {
-        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(d, attr, &v, sizeof v) == 0, fqGetLastErrorMessage());
-        return *this;
-    }
-    GemmDesc& ptr(int32_t attr, const void* v) {
-        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(d, attr, &v, sizeof v) == 0, fqGetLastErrorMessage());
-        return *this;
-    }
-};
-
 // A device buffer of `bytes` bytes with kGuard poison bytes on either side.
 struct Guarded {
     size_t bytes;

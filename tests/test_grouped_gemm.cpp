@@ -19,22 +19,6 @@ namespace {
 constexpr uint8_t kPoison = 0xAB;
 constexpr uint16_t kPoison16 = 0xABAB;
 
-struct GemmDesc {
-    fqGroupedGemmDesc_t g = nullptr;
-    GemmDesc() { REQUIRE(fqGroupedGemmDescCreate(&g) == FQ_STATUS_SUCCESS); }
-    ~GemmDesc() { fqGroupedGemmDescDestroy(g); }
-    GemmDesc(const GemmDesc&) = delete;
-    GemmDesc& operator=(const GemmDesc&) = delete;
-    GemmDesc& i32(int32_t attr, int32_t v) {
-        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(g, attr, &v, 4) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
-        return *this;
-    }
-    GemmDesc& ptr(int32_t attr, const void* v) {
-        REQUIRE_MESSAGE(fqGroupedGemmDescSetAttribute(g, attr, &v, sizeof v) == FQ_STATUS_SUCCESS, fqGetLastErrorMessage());
-        return *this;
-    }
-};
-
 // e4m3fn decoded from its definition (OCP FP8: bias 7, 3 mantissa bits, 0x7F/0xFF NaN), not the library's code.
 long double e4m3(uint8_t b) {
     const int sign = b >> 7, e = (b >> 3) & 15, m = b & 7;
@@ -148,7 +132,7 @@ size_t scale_bytes_of(const Desc& d, int64_t rows, int64_t cols, int32_t which) 
 
 size_t gemm_scale_bytes(const GemmDesc& g, const Desc& epi, int64_t rows, int64_t cols, int32_t which) {
     size_t b = 0;
-    REQUIRE_MESSAGE(fqGroupedGemmGetScaleBufferSize(g.g, epi.d, rows, cols, which, &b) == FQ_STATUS_SUCCESS,
+    REQUIRE_MESSAGE(fqGroupedGemmGetScaleBufferSize(g.d, epi.d, rows, cols, which, &b) == FQ_STATUS_SUCCESS,
                     fqGetLastErrorMessage());
     return b;
 }
@@ -187,7 +171,7 @@ GemmRun run_gemm(const Problem& p, Desc& epi, bool want_c, bool want_d, bool qua
     Handle hd;
     Layout la(FQ_TYPE_FP8_E4M3FN, p.m, p.k, p.k), lb(FQ_TYPE_FP8_E4M3FN, p.e * p.n, p.k, p.k);
     Layout lo(out_type, p.m, h, h);
-    r.status = fqGroupedGemm(hd.h, g.g, epi.d, la.l, p.a.data(), p.sa.data(), lb.l, p.b.data(), p.sb.data(),
+    r.status = fqGroupedGemm(hd.h, g.d, epi.d, la.l, p.a.data(), p.sa.data(), lb.l, p.b.data(), p.sb.data(),
                              quantize ? lo.l : nullptr, r.out.empty() ? nullptr : r.out.data(),
                              r.scales.empty() ? nullptr : r.scales.data(), r.scales.size(), nullptr);
     r.message = fqGetLastErrorMessage();
@@ -422,7 +406,7 @@ TEST_CASE("grouped GEMM: NaN-poisoned outputs of invalid rows stay NaN; alpha sc
     g.ptr(FQ_GEMM_DESC_C_OUTPUT_POINTER, c.data());
     Handle h;
     Layout la(FQ_TYPE_FP8_E4M3FN, p.m, p.k, p.k), lb(FQ_TYPE_FP8_E4M3FN, p.e * p.n, p.k, p.k);
-    REQUIRE(fqGroupedGemm(h.h, g.g, epi.d, la.l, p.a.data(), p.sa.data(), lb.l, p.b.data(), p.sb.data(), nullptr,
+    REQUIRE(fqGroupedGemm(h.h, g.d, epi.d, la.l, p.a.data(), p.sa.data(), lb.l, p.b.data(), p.sb.data(), nullptr,
                           nullptr, nullptr, 0, nullptr) == FQ_STATUS_SUCCESS);
     for (int64_t row = 48; row < p.m; ++row)
         for (int64_t col = 0; col < p.n; ++col) CHECK(c[size_t(row * p.n + col)] == 0x7FC1);
@@ -457,10 +441,10 @@ TEST_CASE("grouped GEMM: zero rows is a no-op; QUANTIZE = 0 needs C or D") {
     g.i32(FQ_GEMM_DESC_NUM_GROUPS, 2).ptr(FQ_GEMM_DESC_GROUP_OFFSETS_POINTER, p.offsets.data());
     Handle h;
     Layout la(FQ_TYPE_FP8_E4M3FN, 0, 128, 128), lb(FQ_TYPE_FP8_E4M3FN, 256, 128, 128), lo(FQ_TYPE_FP8_E4M3FN, 0, 64, 64);
-    CHECK(fqGroupedGemm(h.h, g.g, epi.d, la.l, nullptr, nullptr, lb.l, nullptr, nullptr, lo.l, nullptr, nullptr, 0,
+    CHECK(fqGroupedGemm(h.h, g.d, epi.d, la.l, nullptr, nullptr, lb.l, nullptr, nullptr, lo.l, nullptr, nullptr, 0,
                         nullptr) == FQ_STATUS_SUCCESS);
     g.i32(FQ_GEMM_DESC_QUANTIZE, 0);
-    CHECK(fqGroupedGemm(h.h, g.g, epi.d, la.l, nullptr, nullptr, lb.l, nullptr, nullptr, nullptr, nullptr, nullptr, 0,
+    CHECK(fqGroupedGemm(h.h, g.d, epi.d, la.l, nullptr, nullptr, lb.l, nullptr, nullptr, nullptr, nullptr, nullptr, 0,
                         nullptr) == FQ_STATUS_INVALID_VALUE);
     CHECK(std::string(fqGetLastErrorMessage()).find("FQ_GEMM_DESC_QUANTIZE") != std::string::npos);
 }
@@ -486,14 +470,14 @@ TEST_CASE("grouped GEMM: descriptor attributes read back as set, with their defa
     auto get = [&](int32_t attr) {
         int32_t v = -7;
         size_t w = 0;
-        REQUIRE(fqGroupedGemmDescGetAttribute(g.g, attr, &v, 4, &w) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqGroupedGemmDescGetAttribute(g.d, attr, &v, 4, &w) == FQ_STATUS_SUCCESS);
         CHECK(w == 4);
         return v;
     };
     auto getp = [&](int32_t attr) {
         const void* v = &g;
         size_t w = 0;
-        REQUIRE(fqGroupedGemmDescGetAttribute(g.g, attr, &v, sizeof v, &w) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqGroupedGemmDescGetAttribute(g.d, attr, &v, sizeof v, &w) == FQ_STATUS_SUCCESS);
         CHECK(w == sizeof v);
         return v;
     };
@@ -511,10 +495,10 @@ TEST_CASE("grouped GEMM: descriptor attributes read back as set, with their defa
     CHECK(get(FQ_GEMM_DESC_QUANTIZE) == 0);
     CHECK(getp(FQ_GEMM_DESC_ALPHA_POINTER) == &x);
     size_t need = 0;
-    CHECK(fqGroupedGemmDescGetAttribute(g.g, FQ_GEMM_DESC_C_OUTPUT_POINTER, nullptr, 0, &need) == FQ_STATUS_SUCCESS);
+    CHECK(fqGroupedGemmDescGetAttribute(g.d, FQ_GEMM_DESC_C_OUTPUT_POINTER, nullptr, 0, &need) == FQ_STATUS_SUCCESS);
     CHECK(need == sizeof(void*));
     const int32_t row_major = FQ_SCALE_LAYOUT_ROW_MAJOR;
-    CHECK(fqGroupedGemmDescSetAttribute(g.g, FQ_GEMM_DESC_A_SCALE_LAYOUT, &row_major, 4) == FQ_STATUS_INVALID_VALUE);
+    CHECK(fqGroupedGemmDescSetAttribute(g.d, FQ_GEMM_DESC_A_SCALE_LAYOUT, &row_major, 4) == FQ_STATUS_INVALID_VALUE);
     CHECK(std::string(fqGetLastErrorMessage()).find("FQ_GEMM_DESC_A_SCALE_LAYOUT") != std::string::npos);
 }
 
@@ -535,17 +519,17 @@ TEST_CASE("fqGroupedGemmGetScaleBufferSize: per-tensor scales are one per group 
         CHECK(gemm_scale_bytes(single, per_tensor, 40, 256, which) == scale_bytes_of(per_tensor, 40, 256, which));
         CHECK(gemm_scale_bytes(grouped, per_group, 40, 256, which) == scale_bytes_of(per_group, 40, 256, which));
         int64_t batch = 0;
-        CHECK(fqGroupedGemmGetScaleBufferInfo(grouped.g, per_tensor.d, 40, 256, which, FQ_SCALE_INFO_BATCH, &batch) ==
+        CHECK(fqGroupedGemmGetScaleBufferInfo(grouped.d, per_tensor.d, 40, 256, which, FQ_SCALE_INFO_BATCH, &batch) ==
               FQ_STATUS_SUCCESS);
         CHECK(batch == 3);
     }
     Desc moe;
     moe.i32(FQ_QUANT_DESC_MOE_LAYOUT, FQ_MOE_LAYOUT_CONTIGUOUS).i32(FQ_QUANT_DESC_MOE_NUM_EXPERTS, 3);
     size_t b = 0;
-    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.g, moe.d, 40, 256, FQ_OUTPUT_ROWWISE, &b) == FQ_STATUS_INVALID_VALUE);
+    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.d, moe.d, 40, 256, FQ_OUTPUT_ROWWISE, &b) == FQ_STATUS_INVALID_VALUE);
     CHECK(std::string(fqGetLastErrorMessage()).find("FQ_QUANT_DESC_MOE_LAYOUT") != std::string::npos);
     Desc plain;
-    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.g, plain.d, 40, 256, FQ_OUTPUT_ROWWISE, nullptr) ==
+    CHECK(fqGroupedGemmGetScaleBufferSize(grouped.d, plain.d, 40, 256, FQ_OUTPUT_ROWWISE, nullptr) ==
           FQ_STATUS_NULL_POINTER);
     CHECK(fqGroupedGemmGetScaleBufferSize(nullptr, plain.d, 40, 256, FQ_OUTPUT_ROWWISE, &b) != FQ_STATUS_SUCCESS);
 }

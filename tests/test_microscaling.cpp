@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/activation.h"
 #include "common/quantize.h"
@@ -556,4 +557,26 @@ TEST_CASE("ScaleStrides (five strides, no branch on the layout) give scale_offse
                         }
                 }
     MESSAGE(compared, " slots compared");
+}
+
+TEST_CASE("checked_scale_geometry: the one padding rule, empty exactly where an extent, a stride or the bytes overflow") {
+    using fq::DType;
+    using fq::ScaleLayout;
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    const auto fits = [](ScaleLayout l, DType t, int64_t rows, int64_t groups) {
+        return fq::checked_scale_geometry(l, t, rows, groups).has_value();
+    };
+    const auto g = fq::checked_scale_geometry(ScaleLayout::Swizzled128x4, DType::E8M0, 130, 5);
+    REQUIRE(g.has_value());
+    CHECK(g->padded_rows == 256);
+    CHECK(g->padded_cols == 8);
+    CHECK(g->bytes == 256 * 8);
+    CHECK(fq::checked_scale_geometry(ScaleLayout::PackedUe8m0, DType::E8M0, 5, 5)->bytes == 8 * 2 * 4);
+    CHECK(fq::checked_scale_geometry(ScaleLayout::ColMajorTma, DType::Fp32, 5, 3)->padded_rows == 8);  // its ld
+    CHECK_FALSE(fits(ScaleLayout::RowMajor, DType::Fp32, kMax - 127, 1));             // past any padding
+    CHECK_FALSE(fits(ScaleLayout::Swizzled128x4, DType::E8M0, int64_t(1) << 62, 4));  // 2^64 bytes
+    CHECK_FALSE(fits(ScaleLayout::ColMajor, DType::Fp32, int64_t(1) << 61, 1));       // 2^63 bytes
+    CHECK(fits(ScaleLayout::ColMajor, DType::Fp32, int64_t(1) << 60, 1));             // 2^62 bytes
+    CHECK_FALSE(fits(ScaleLayout::RowMajor, DType::Fp32, int64_t(1) << 62, 0));       // 0 bytes, a 2^64-byte stride
+    CHECK(fits(ScaleLayout::RowMajor, DType::Fp32, int64_t(1) << 60, 0));
 }

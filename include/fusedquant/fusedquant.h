@@ -252,8 +252,9 @@ enum fqHandleAttribute {
     FQ_HANDLE_DEVICE = 1,       /**< int32_t, read-only: CUDA ordinal, -1 on the host backend */
     FQ_HANDLE_ARCH = 2,         /**< int32_t, read-only: compute capability * 10 (90 = sm_90), 0 on host */
     FQ_HANDLE_SM_COUNT = 3,     /**< int32_t, read-only: multiprocessors (host: hardware threads) */
-    FQ_HANDLE_ALLOW_PDL = 4,    /**< int32_t, read-write, default 0: launch with programmatic dependent
-                                     launch on sm_90+ (the caller's previous kernel must allow it) */
+    FQ_HANDLE_ALLOW_PDL = 4,    /**< int32_t, read-write, default 1: launch with programmatic dependent
+                                     launch on sm_90+ (fq's kernels wait for the previous kernel's writes
+                                     themselves); 0: plain stream order */
     FQ_HANDLE_VARIANT = 5,      /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
                                      to variant `index` of fqGetVariantName, for `fq check` and tests */
     FQ_HANDLE_WIDE_TILE_MIN = 6 /**< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with

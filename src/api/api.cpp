@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "../dispatch/device.h"
 #include "../dispatch/registry.h"
@@ -180,8 +181,9 @@ fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t ty
                     layout_arg);
     if (l == ScaleLayout::PackedUe8m0 && t != DType::E8M0)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: PACKED_UE8M0 holds E8M0 scales, not {}", layout_arg, name(t));
-    int64_t n;
-    if (checked_scale_geometry(l, t, rows, groups, &side->g) && !__builtin_mul_overflow(side->g.bytes, blocks, &n)) {
+    const std::optional<ScaleGeometry> g = checked_scale_geometry(l, t, rows, groups);
+    if (g && checked_mul(g->bytes, blocks) >= 0) {
+        side->g = *g;
         side->blocks = blocks;
         return FQ_STATUS_SUCCESS;
     }

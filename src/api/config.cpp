@@ -3,6 +3,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "error.h"
 
@@ -48,12 +49,6 @@ int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
 }
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
-// Non-negative a x b, or -1 when it does not fit in int64_t.
-int64_t checked_mul(int64_t a, int64_t b) {
-    int64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? -1 : r;
-}
 
 // ceil(a / b) for a >= 0, b > 0, without forming a + b - 1.
 int64_t ceil_div_exact(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
@@ -262,10 +257,11 @@ fqStatus_t resolve_quantization(const fqQuantDescOpaque& d, int64_t rows, int64_
         srows = is_per_tensor(scheme) ? tensor_scales : cols;
         scols = is_per_tensor(scheme) ? tensor_scales : ceil_div_exact(block_rows, c->col_block);
     }
-    ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales;
-    if (!checked_scale_geometry(layout, stype, srows, scols, &g) || checked_mul(g.bytes, c->scale_batch) < 0)
+    const std::optional<ScaleGeometry> g = checked_scale_geometry(layout, stype, srows, scols);
+    if (!g || checked_mul(g->bytes, c->scale_batch) < 0)
         return fail(FQ_STATUS_INVALID_VALUE, "rows, cols: {} x {} scales of {} x {} values{} overflow a 64-bit byte count",
                     srows, scols, rows, cols, c->scale_batch > 1 ? fmt::format(" in {} blocks", c->scale_batch) : "");
+    (which == FQ_OUTPUT_ROWWISE ? c->scales : c->col_scales) = *g;
     return FQ_STATUS_SUCCESS;
 }
 

@@ -8,8 +8,6 @@
 
 #include "../dispatch/device.h"
 #include "../dispatch/grouped_gemm.h"
-#include "../dispatch/registry.h"
-#include "../host/grouped_gemm.h"
 #include "boundary.h"
 #include "config.h"
 #include "error.h"
@@ -314,21 +312,7 @@ fqStatus_t fqGroupedGemm(fqHandle_t handle, fqGroupedGemmDesc_t gemmDesc, fqQuan
         FQ_TRY(configure_gemm(GemmArgs{handle, gemmDesc, epilogueDesc, aLayout, a, aScales, bLayout, b, bScales,
                                        outputLayout, output, scales, scalesSizeInBytes},
                               &h, &c));
-        if (h.backend == Backend::Cuda) {
-            const std::string refusal = grouped_gemm_cuda_refusal(c, h.arch);
-            if (!refusal.empty()) return fail(FQ_STATUS_NOT_SUPPORTED, "{}", refusal);
-            // Zero rows: the epilogues the kernel runs (fp32 scales in ROW_MAJOR, COL_MAJOR, COL_MAJOR_TMA) have no
-            // byte to write, not even padding, so there is nothing to launch.
-            if (c.m == 0) return FQ_STATUS_SUCCESS;
-            return run_grouped_gemm_cuda(c, reinterpret_cast<void*>(stream), h.sm_count);
-        }
-        // The host backend runs every epilogue fqQuantize's host variant runs (the same refusals).
-        if (c.quantize) {
-            const Variant* v = nullptr;
-            FQ_TRY(select_variant(Backend::Host, 0, -1, c.epi, &v));
-        }
-        host::grouped_gemm(c);
-        return FQ_STATUS_SUCCESS;
+        return run_grouped_gemm(h.backend, h.arch, h.sm_count, c, reinterpret_cast<void*>(stream));
     });
 }
 

@@ -13,7 +13,7 @@ struct fqContext {
     int32_t device = -1;
     int32_t arch = 0;
     int32_t sm_count = 1;
-    int32_t allow_pdl = 0;
+    int32_t allow_pdl = 1;
     int32_t variant = -1;  // pinned variant index, -1 = dispatcher's choice
     int32_t wide_tile_min = -1;  // FQ_HANDLE_WIDE_TILE_MIN; -1 = one wave
 };

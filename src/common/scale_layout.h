@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "hd.h"
 #include "types.h"
@@ -64,35 +66,39 @@ FQ_HD ScalePadding scale_padding(ScaleLayout layout, int64_t eb) {
     return {};
 }
 
-// Geometry for `rows` x `groups` logical scales of element type `type` in `layout`, or false where a byte
-// count or stride overflows int64_t (every product checked; the API calls it before anything is sized).
-inline bool checked_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups, ScaleGeometry* out) {
+// a x b for a, b >= 0, or -1 when it does not fit int64_t.
+inline int64_t checked_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+// Geometry for `rows` x `groups` (both >= 0) logical scales of element type `type` in `layout`: the padding of
+// its line in FQ_SCALE_LAYOUTS. Empty when a padded extent, a stride (a padded extent times the element, as
+// fqGetScaleBufferInfo reports it) or the byte count does not fit int64_t.
+inline std::optional<ScaleGeometry> checked_scale_geometry(ScaleLayout layout, DType type, int64_t rows,
+                                                           int64_t groups) {
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    const ScalePadding pad = scale_padding(layout, scale_type_bytes(type));
+    if (rows > kMax - pad.rows || groups > kMax - pad.cols) return std::nullopt;
     ScaleGeometry g;
     g.layout = layout;
     g.type = type;
     g.rows = rows;
     g.cols = groups;
-    const ScalePadding pad = scale_padding(layout, scale_type_bytes(type));
     g.elem_bytes = scale_type_bytes(type) * pad.per_word;
-    if (rows > INT64_MAX - pad.rows || groups > INT64_MAX - pad.cols) return false;
     g.padded_rows = round_up(rows, pad.rows);
     g.padded_cols = round_up(groups, pad.cols) / pad.per_word;
-    // The strides fqGetScaleBufferInfo reports (a padded extent times the element) must fit as well.
-    int64_t cells, unused;
-    if (__builtin_mul_overflow(g.padded_rows, g.elem_bytes, &unused) ||
-        __builtin_mul_overflow(g.padded_cols, g.elem_bytes, &unused) ||
-        __builtin_mul_overflow(g.padded_rows, g.padded_cols, &cells) ||
-        __builtin_mul_overflow(cells, g.elem_bytes, &g.bytes))
-        return false;
-    *out = g;
-    return true;
+    const int64_t cells = checked_mul(g.padded_rows, g.padded_cols);
+    if (checked_mul(g.padded_rows, g.elem_bytes) < 0 || checked_mul(g.padded_cols, g.elem_bytes) < 0 || cells < 0)
+        return std::nullopt;
+    g.bytes = checked_mul(cells, g.elem_bytes);
+    if (g.bytes < 0) return std::nullopt;
+    return g;
 }
 
 // The same for extents known to fit.
 inline ScaleGeometry make_scale_geometry(ScaleLayout layout, DType type, int64_t rows, int64_t groups) {
-    ScaleGeometry g;
-    checked_scale_geometry(layout, type, rows, groups, &g);
-    return g;
+    return checked_scale_geometry(layout, type, rows, groups).value();
 }
 
 // Logical scale columns the storage covers, padding included (PACKED_UE8M0 counts words of four).

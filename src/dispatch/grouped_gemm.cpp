@@ -6,6 +6,10 @@
 
 #include <cstdint>
 
+#include "../common/status.h"
+#include "../host/grouped_gemm.h"
+#include "registry.h"
+
 namespace fq {
 namespace {
 
@@ -55,6 +59,24 @@ std::string grouped_gemm_cuda_refusal(const GroupedGemmConfig& c, int arch) {
     if (e.rowwise() && (!aligned(c.output, 4) || e.out_ld % 4 != 0))
         return "output: the kernel stores 4 quantized values at a time; align it and its row stride to 4 bytes";
     return "";
+}
+
+fqStatus_t run_grouped_gemm(Backend backend, int arch, int sm_count, const GroupedGemmConfig& c, void* stream) {
+    if (backend == Backend::Cuda) {
+        const std::string refusal = grouped_gemm_cuda_refusal(c, arch);
+        if (!refusal.empty()) return fail(FQ_STATUS_NOT_SUPPORTED, "{}", refusal);
+        // Zero rows: the epilogues the kernel runs (fp32 scales in ROW_MAJOR, COL_MAJOR, COL_MAJOR_TMA) have no
+        // byte to write, not even padding, so there is nothing to launch.
+        if (c.m == 0) return FQ_STATUS_SUCCESS;
+        return run_grouped_gemm_cuda(c, stream, sm_count);
+    }
+    // The host backend runs every epilogue fqQuantize's host variant runs (the same refusals).
+    if (c.quantize) {
+        const Variant* v = nullptr;
+        FQ_TRY(select_variant(Backend::Host, 0, -1, c.epi, &v));
+    }
+    host::grouped_gemm(c);
+    return FQ_STATUS_SUCCESS;
 }
 
 }  // namespace fq

@@ -1,5 +1,6 @@
-// The grouped GEMM's CUDA path behind a CUDA-free interface: which problems the sm_90a kernel runs, and
-// its launch (src/kernels/gemm/grouped_gemm_sm90.cu; src/dispatch/no_cuda.cpp in a build without CUDA).
+// fqGroupedGemm below the API: one implementation per backend, chosen by the handle's backend. The CUDA path
+// sits behind a CUDA-free interface: which problems the sm_90a kernel runs, and its launch
+// (src/kernels/gemm/grouped_gemm_sm90.cu; src/dispatch/no_cuda.cpp in a build without CUDA).
 #pragma once
 
 #include <string>
@@ -16,5 +17,10 @@ std::string grouped_gemm_cuda_refusal(const GroupedGemmConfig& c, int arch);
 // Enqueues the grouped GEMM on `stream` (a cudaStream_t). `c` passed grouped_gemm_cuda_refusal. Fails with
 // NOT_SUPPORTED when the library holds no sm_90a code, CUDA_ERROR when a launch fails.
 fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig& c, void* stream, int sm_count);
+
+// Runs `c` (validated by src/api) on `backend`: on CUDA (a device of compute capability `arch` x10 with
+// `sm_count` multiprocessors) enqueued on `stream`, or NOT_SUPPORTED with grouped_gemm_cuda_refusal's sentence;
+// on the host synchronously, refusing what fqQuantize's host variant refuses.
+fqStatus_t run_grouped_gemm(Backend backend, int arch, int sm_count, const GroupedGemmConfig& c, void* stream);
 
 }  // namespace fq

@@ -1,5 +1,5 @@
 // The CUDA hooks of a library built without CUDA: every CUDA handle is refused clearly.
-#include "../api/error.h"
+#include "../common/status.h"
 #include "device.h"
 #include "grouped_gemm.h"
 #include "scale_repack.h"

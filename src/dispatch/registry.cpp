@@ -1,6 +1,6 @@
 #include "registry.h"
 
-#include "../api/error.h"
+#include "../common/status.h"
 
 namespace fq {
 

@@ -1,5 +1,7 @@
 #include "scale_repack.h"
 
+#include "../host/scale_repack.h"
+
 namespace fq {
 
 fqStatus_t run_scale_repack(Backend backend, const RepackPlan& p, const void* src, void* dst, void* stream) {

@@ -7,11 +7,6 @@
 
 namespace fq {
 
-namespace host {
-// Synchronous, on host memory (src/host/scale_repack.cpp).
-void scale_repack(const RepackPlan& p, const void* src, void* dst);
-}  // namespace host
-
 // Enqueued on `stream` (src/kernels/scale_repack.cu; NOT_SUPPORTED in a build without CUDA).
 fqStatus_t cuda_scale_repack(const RepackPlan& p, const void* src, void* dst, void* stream);
 

@@ -1,7 +1,7 @@
 // Host backend of fqScaleRepack: every destination scale, in storage order, from repack_source().
-#include <cstring>
+#include "scale_repack.h"
 
-#include "../dispatch/scale_repack.h"
+#include <cstring>
 
 namespace fq::host {
 

@@ -1,25 +1,109 @@
 // BLOCK_2D on CUDA (docs/spec.md §3.1, §3.2): one fp32 scale per 128x128 tile, for weights (DeepSeek-V3 FP8
-// checkpoints, cuBLASLt BLK128x128_32F). One CTA per tile: each thread activates 8 rows x 8 columns into
-// registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the same
-// registers are quantized. Values come from the FQ_HD code the host reference calls (activate_column,
-// group_scale, quantize_value: software RNE encoding), so the bytes equal the host's (docs/spec.md §0).
-// Weight quantization runs once per checkpoint: this kernel favours being obviously right over speed.
+// checkpoints, cuBLASLt BLK128x128_32F; training engines quantize every weight this way every step). One CTA
+// per tile, in two forms that share one shape: each of 256 threads holds 8 rows x 8 columns of the tile in
+// registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the values are
+// quantized from those registers.
+//   block2d_vec      weights (no activation, not gated) with 16-byte rows: the load / quantize / store blocks
+//                    of the row kernels (fused_quant.cuh), hardware fp8 conversion on sm_89+; all of a thread's
+//                    loads are in flight before the first is used, and the raw inputs stay in registers (the
+//                    amax pass and the quantize pass each activate them).
+//   block2d_generic  any activation and gate layout, element IO: the FQ_HD code the host reference calls
+//                    (activate_column, group_scale, quantize_value: software RNE encoding).
+// Both write the host reference's bytes (docs/spec.md §0).
 #include <cuda_runtime.h>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../common/activate_column.h"
 #include "../dispatch/registry.h"
+#include "fused_quant.cuh"
 #include "launch.cuh"
 
 namespace fq::block2d {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCols = 8;                          // consecutive columns per thread
+constexpr int kCols = 8;                               // consecutive columns per thread
 constexpr int kThreadsPerRow = int(kBlock2D) / kCols;  // 16 threads span the tile's 128 columns
 constexpr int kRowStep = kThreads / kThreadsPerRow;    // 16 rows per pass of the CTA
 constexpr int kRows = int(kBlock2D) / kRowStep;        // 8 rows per thread
+constexpr int kVecMinBlocks = 4;                       // block2d_vec: 4 tiles an SM (64 registers a thread)
 
+// ---- Blocks both forms share -----------------------------------------------------------------------------
+// Where thread t's 8 x 8 values sit in tile (mb, kb): columns c0 .. c0 + 7 of rows r0 + 16 i.
+struct TileSpot {
+    int64_t r0, c0;
+};
+__device__ __forceinline__ TileSpot tile_spot(int64_t mb, int64_t kb) {
+    return {mb * kBlock2D + int64_t(threadIdx.x / kThreadsPerRow), kb * kBlock2D + int64_t(threadIdx.x % kThreadsPerRow) * kCols};
+}
+
+// The tile's amax from every thread's own (docs/spec.md §3.2: fmaxf, NaN ignored): warp shuffles, then one
+// shared-memory step; every thread gets it.
+__device__ __forceinline__ float tile_amax(float a) {
+    for (int d = 16; d > 0; d /= 2) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, d));
+    __shared__ float warp_amax[kThreads / 32];
+    if (threadIdx.x % 32 == 0) warp_amax[threadIdx.x / 32] = a;
+    __syncthreads();
+    a = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
+    return a;
+}
+
+// Tiles at or past the matrix's tile rows are padding of the scale grid (COL_MAJOR_TMA): zero, never left as
+// they were. True when (mb, kb) is one (thread 0 wrote its zero).
+__device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometry& sg, int64_t tile_rows, int64_t mb,
+                                             int64_t kb) {
+    if (mb < tile_rows) return false;
+    if (threadIdx.x == 0) *reinterpret_cast<float*>(scales + scale_offset(sg, mb, kb)) = 0.0f;
+    return true;
+}
+
+// ---- block2d_vec: weights with 16-byte rows ----------------------------------------------------------------
+// S is Shape<Identity, in, None>; p.cols is a multiple of 8 and every row 16-byte aligned (refuse_vec), so a
+// thread's 8 columns are all inside the matrix or all outside it.
+template <class S, bool kHwCvt>
+__global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p, int64_t tile_rows) {
+    using namespace cuda;
+    wait_for_producer();
+    const int64_t mb = blockIdx.x, kb = blockIdx.y;
+    if (padding_tile(p.scales, p.sg, tile_rows, mb, kb)) return;
+    const TileSpot at = tile_spot(mb, kb);
+    const int j0 = int(at.c0);
+    const bool col_ok = j0 < p.cols;
+    auto row_ok = [&](int i) { return col_ok && at.r0 + int64_t(i) * kRowStep < p.rows; };
+
+    Raw8 raw[kRows];  // load: every row's 16 bytes in flight before the first is used
+#pragma unroll
+    for (int i = 0; i < kRows; ++i)
+        if (row_ok(i)) raw[i] = load_raw<S, true>(p, at.r0 + int64_t(i) * kRowStep, j0);
+    // The tile's amax, then the codes, each activating the raw inputs again: the inputs take half the registers
+    // of their activated values, which leaves room for more tiles an SM to keep the loads coming.
+    float a = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+        if (row_ok(i)) {
+            float y[8];
+            activate8<S>(p, raw[i], at.r0 + int64_t(i) * kRowStep, y);
+            a = fmaxf(a, amax8(y, 8));
+        }
+    }
+    a = tile_amax(a);
+    const float s = group_scale(a, upper_bound(p), p.quant);
+    if (threadIdx.x == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.sg, mb, kb)) = s;
+    const Divisor d = divisor_of(s, p.quant);
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+        const int64_t m = at.r0 + int64_t(i) * kRowStep;
+        if (row_ok(i)) {
+            float y[8];
+            activate8<S>(p, raw[i], m, y);
+            store8<true>(p.out + m * p.out_ld + j0, quantize8<kHwCvt>(y, a, d, p.quant), 8);
+        }
+    }
+}
+
+// ---- block2d_generic: any activation, element IO ------------------------------------------------------------
 struct Params {
     const uint16_t* in;
     uint8_t* out;
@@ -33,60 +117,50 @@ struct Params {
     int64_t tile_rows;  // ceil(rows / 128): tiles at or past it are COL_MAJOR_TMA padding
 };
 
-__global__ void __launch_bounds__(kThreads) block2d_quant(const Params p) {
+__global__ void __launch_bounds__(kThreads) block2d_generic(const Params p) {
     const int64_t mb = blockIdx.x, kb = blockIdx.y;
-    if (mb >= p.tile_rows) {  // a padding row of the scale grid: zero, never left as it was
-        if (threadIdx.x == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.sg, mb, kb)) = 0.0f;
-        return;
-    }
-    const int64_t c0 = kb * kBlock2D + int64_t(threadIdx.x % kThreadsPerRow) * kCols;
-    const int64_t r0 = mb * kBlock2D + int64_t(threadIdx.x / kThreadsPerRow);
+    if (padding_tile(p.scales, p.sg, p.tile_rows, mb, kb)) return;
+    const TileSpot at = tile_spot(mb, kb);
     float y[kRows][kCols];
-    float amax = 0.0f;  // docs/spec.md §3.2: fmaxf, NaN ignored; elements outside the matrix do not count
+    float amax = 0.0f;  // elements outside the matrix do not count
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-        const int64_t r = r0 + int64_t(i) * kRowStep;
+        const int64_t r = at.r0 + int64_t(i) * kRowStep;
         const uint16_t* row = p.in + r * p.in_ld;
         const float prob = (p.row_prob && r < p.rows) ? p.row_prob[r] : 1.0f;
 #pragma unroll
         for (int e = 0; e < kCols; ++e) {
             y[i][e] = 0.0f;
-            if (r < p.rows && c0 + e < p.cols) {
-                const float v = activate_column(p.act, row, c0 + e);
+            if (r < p.rows && at.c0 + e < p.cols) {
+                const float v = activate_column(p.act, row, at.c0 + e);
                 y[i][e] = p.row_prob ? prob * v : v;
                 amax = fmaxf(amax, fabsf(y[i][e]));
             }
         }
     }
-    for (int d = 16; d > 0; d /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, d));
-    __shared__ float warp_amax[kThreads / 32];
-    if (threadIdx.x % 32 == 0) warp_amax[threadIdx.x / 32] = amax;
-    __syncthreads();
-    amax = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) amax = fmaxf(amax, warp_amax[w]);
-
+    amax = tile_amax(amax);
     const float ub = p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN: no bound (fminf ignores it)
     const float s = group_scale(amax, ub, p.quant), inv_s = 1.0f / s;
     if (threadIdx.x == 0) *reinterpret_cast<float*>(p.scales + scale_offset(p.sg, mb, kb)) = s;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-        const int64_t r = r0 + int64_t(i) * kRowStep;
+        const int64_t r = at.r0 + int64_t(i) * kRowStep;
         if (r >= p.rows) continue;
-        uint8_t* dst = p.out + r * p.out_ld + c0;
+        uint8_t* dst = p.out + r * p.out_ld + at.c0;
         uint8_t code[kCols];
 #pragma unroll
         for (int e = 0; e < kCols; ++e) code[e] = quantize_value(y[i][e], s, inv_s, p.quant);
-        if (c0 + kCols <= p.cols && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
+        if (at.c0 + kCols <= p.cols && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
             uint2 w;
             memcpy(&w, code, 8);
             *reinterpret_cast<uint2*>(dst) = w;
         } else {
-            for (int e = 0; e < kCols && c0 + e < p.cols; ++e) dst[e] = code[e];
+            for (int e = 0; e < kCols && at.c0 + e < p.cols; ++e) dst[e] = code[e];
         }
     }
 }
 
+// ---- Which problems each form runs, and its launch -------------------------------------------------------
 std::string refuse(const OpConfig& c) {
     if (c.scheme != Scheme::Block2D) return "runs the BLOCK_2D scheme only";
     if (c.moe != MoeLayout::None) return "MoE layouts have no BLOCK_2D kernel in this version";
@@ -97,7 +171,30 @@ std::string refuse(const OpConfig& c) {
     return {};
 }
 
-fqStatus_t run(const LaunchArgs& a) {
+std::string refuse_vec(const OpConfig& c) {
+    if (c.act != Act::Identity || c.gated()) return "runs weights (no activation, not gated); .generic runs the others";
+    if (!cuda::vector_io_ok(c))
+        return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    if (c.cols >= (int64_t(1) << 26)) return fmt::format("{} columns exceed its 32-bit column index", c.cols);
+    return refuse(c);
+}
+
+dim3 tile_grid(const OpConfig& c) { return dim3(unsigned(c.scales.padded_rows), unsigned(c.scales.cols)); }
+
+template <bool kHwCvt, bool kPdl>
+fqStatus_t run_vec(const LaunchArgs& a) {
+    const OpConfig& c = a.cfg;
+    const cuda::Params p = cuda::make_params(a);
+    const dim3 grid = tile_grid(c);
+    if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
+    const auto kernel = c.in_type == InType::Bf16 ? block2d_vec<cuda::Shape<Act::Identity, InType::Bf16, cuda::GateKind::None>, kHwCvt>
+                                                  : block2d_vec<cuda::Shape<Act::Identity, InType::Fp16, cuda::GateKind::None>, kHwCvt>;
+    return cuda::cuda_status(cuda::launch_kernel(kernel, grid, dim3(kThreads), 0, static_cast<cudaStream_t>(a.stream),
+                                                 kPdl && a.allow_pdl, p, c.scales.rows),
+                             "BLOCK_2D kernel launch");
+}
+
+fqStatus_t run_generic(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     Params p{};
     p.in = static_cast<const uint16_t*>(a.input);
@@ -113,11 +210,11 @@ fqStatus_t run(const LaunchArgs& a) {
     p.quant = c.quant;
     p.sg = c.scales;
     p.tile_rows = c.scales.rows;
-    const dim3 grid(unsigned(c.scales.padded_rows), unsigned(c.scales.cols));
+    const dim3 grid = tile_grid(c);
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
-    return fq::cuda::cuda_status(fq::cuda::launch_kernel(block2d_quant, grid, dim3(kThreads), 0,
-                                                         static_cast<cudaStream_t>(a.stream), false, p),
-                                 "BLOCK_2D kernel launch");
+    return cuda::cuda_status(cuda::launch_kernel(block2d_generic, grid, dim3(kThreads), 0,
+                                                 static_cast<cudaStream_t>(a.stream), false, p),
+                             "BLOCK_2D kernel launch");
 }
 
 }  // namespace
@@ -127,8 +224,14 @@ namespace fq {
 
 void register_cuda_block2d_variants(std::vector<Variant>& t) {
     constexpr int kAny = 1000;
-    t.push_back({"sm80.block2d", "BLOCK_2D 128x128 fp32 scales (weights), any activation, software fp8/int8 encoding",
-                 Backend::Cuda, 80, kAny, block2d::refuse, block2d::run});
+    t.push_back({"sm90.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, hw fp8 cvt, PDL",
+                 Backend::Cuda, 90, kAny, block2d::refuse_vec, block2d::run_vec<true, true>});
+    t.push_back({"sm89.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, hw fp8 cvt",
+                 Backend::Cuda, 89, kAny, block2d::refuse_vec, block2d::run_vec<true, false>});
+    t.push_back({"sm80.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, software encoding",
+                 Backend::Cuda, 80, kAny, block2d::refuse_vec, block2d::run_vec<false, false>});
+    t.push_back({"sm80.block2d.generic", "BLOCK_2D 128x128 fp32 scales, any activation and gate layout, element IO, software encoding",
+                 Backend::Cuda, 80, kAny, block2d::refuse, block2d::run_generic});
 }
 
 }  // namespace fq

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../dispatch/device.h"
 #include "launch.cuh"
 

@@ -17,9 +17,8 @@
 //   tensor_amax   the amax of the whole tensor into one word (per-tensor dynamic; NVFP4's global amax)
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
 // activation, the input type, how gate and up are stored; the plain FP32 body; fp32 vs microscaling
-// scales); measured on the H100, a kernel that branched on them at run time ran at a third of the speed
-// (tools/lab, docs/perf.md). Each activation's kernels are compiled in their own translation unit
-// (instantiate_activation.cu.in).
+// scales): a kernel that branches on them at run time runs far slower (docs/design-notes.md). Each
+// activation's kernels are compiled in their own translation unit (instantiate_activation.cu.in).
 #pragma once
 
 #include <cuda_fp8.h>
@@ -30,7 +29,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../common/moe.h"
 #include "../common/op_config.h"
 #include "../dispatch/registry.h"
@@ -144,7 +143,7 @@ __device__ __forceinline__ RowOwner row_owner(const Params& p, int64_t r) {
         if (owned) return {lo, r, 0, range.first + range.count};
         // Unowned: before the first expert's rows, or past lo's count up to its slot's end (past the last
         // expert's count: every row left). One lookup for the whole run: a buffer sized for the most tokens
-        // ends in a long unowned tail, looked up row by row before (CONTIGUOUS skewed: 165 us).
+        // ends in a long unowned tail, which a lookup per row would walk row by row (docs/design-notes.md).
         const int64_t next = r < range.first ? range.first : lo + 1 < p.experts ? range.slot_end : p.rows;
         return {-1, r, 0, next > r + 1 ? next : r + 1};
     }
@@ -574,9 +573,8 @@ __device__ __forceinline__ float amax8(const float y[8], int valid) {
 // ---- Skeleton 1: per-group (and per-tensor); tiles of one row x 1024 outputs ----------------------------
 // Launch order, two of them. kMemoryOrder: the column tile is blockIdx.x, the fastest-varying index, and the
 // row is blockIdx.y + blockIdx.z * gridDim.y (y alone stops at 65535), so the blocks in flight walk the
-// tensor in memory order, a row's tiles and then the next row's: 4-5% faster in tools/lab/stream_lab.cu
-// on the H100. Otherwise the row is blockIdx.x and the tile blockIdx.y, which MASKED MoE problems (the general
-// kernel) measured 14% faster (383 vs 436 us, E = 32 skewed; docs/perf.md).
+// tensor in memory order, a row's tiles and then the next row's. Otherwise the row is blockIdx.x and the tile
+// blockIdx.y, which MASKED MoE problems (the general kernel) run faster (docs/design-notes.md).
 template <bool kMemoryOrder>
 __device__ __forceinline__ int64_t block_row() {
     if constexpr (kMemoryOrder) return int64_t(blockIdx.z) * gridDim.y + blockIdx.y;
@@ -793,7 +791,7 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
 // for MoE problems (p.rows_per_block, set at launch): a skewed MASKED problem is half unowned rows, and a
 // block per row launched ~2x more blocks than did work (the block launch rate then bounds the kernel); each
 // block looks its owners up once a run of rows, not once a row (a lookup is one or more dependent loads
-// before the row's own: one row a block spent most of its time waiting on them, docs/perf.md session 15).
+// before the row's own: one row a block spends most of its time waiting on them, docs/design-notes.md).
 // Unowned runs are skipped at once. One row a block (every other problem: small batches, where the time is
 // one thread's latency) takes the straight path, without the loop.
 template <class RowFn>
@@ -856,7 +854,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
 // For problems with FP32 intermediates and no MoE layout (decided at launch), so it carries no code for the
 // other rounding modes or row owners; the routing probability is a block-uniform branch. On the H100 the group
-// kernels are bound by instruction issue (docs/perf.md), and most of a thread's instructions are per
+// kernels are bound by instruction issue, and most of a thread's instructions are per
 // thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
 // two chunks of 8 outputs in the same group, chunk B = chunk A + G/2 (G = the group, 64 for the per-tensor
 // schemes), and a group spans G/16 lanes: each warp load still reads whole sectors (G/16 lanes read G/2
@@ -864,9 +862,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const P
 // Block (b, t): output columns [t, t + 1) * tile of row b, blocks launched in memory order (block_grid). The
 // tile is 2048 outputs (4 warps), or for gated problems 1024 (2 warps) where a row's 512-output warps divide
 // by 2 and not by 4 (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM
-// slots while the others work (silu + fp8 g128 16384 x 7168 on the H100: 207.1 -> 198.0 us). Not gated, a
-// 2-warp block has too little work: blocks finish faster than they launch (plain MXFP8 16384 x 7168: 120.4 ->
-// 139.7 us, 38% achieved occupancy), so those keep 4 warps.
+// slots while the others work. Not gated, a 2-warp block has too little work: blocks finish faster than they
+// launch, so those keep 4 warps (docs/design-notes.md).
 constexpr int kPlainTile = kThreads * 16;
 
 inline int plain_block_threads(int64_t cols, bool gated) {
@@ -909,7 +906,7 @@ __device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int
 
 // Block (b, t): output columns [t, t + 1) * tile of row b, then the padding-row blocks. No MoE layout: a
 // MoE row's owner is one or more dependent loads ahead of the row's own, which one row a block cannot hide,
-// and a row loop under this kernel's register bound spills (docs/perf.md, session 15); MoE problems take the
+// and a row loop under this kernel's register bound spills (docs/design-notes.md); MoE problems take the
 // general kernel. kHwExp (benchmark-only, plain SiLU): the MUFU exponential in place of the portable one,
 // nothing else changed.
 template <class S, bool kVec, bool kHwCvt, bool kMx, bool kHwExp = false>
@@ -934,8 +931,8 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
 // ---- The plain kernel for 128x4-swizzled block scales ------------------------------------------------
 // SWIZZLED_128X4 keeps scale columns 4q .. 4q + 3 of rows m, m + 32, m + 64, m + 96 (m % 128 < 32) in one
 // 16-byte unit. plain_quant's warps run along one row, so a warp's 16 scale bytes went to 4 units, 4 bytes
-// each, and every unit was written by 4 blocks: on the H100 the same instructions and DRAM bytes as
-// row-major scales but 8% more L2 write sectors, and 4-5% more time (docs/perf.md, session 9). Here warp w of
+// each, and every unit was written by 4 blocks: more L2 write sectors than row-major scales, and more time
+// (docs/design-notes.md). Here warp w of
 // block (t, u) runs row m0(u) + 32 w over output columns [t, t + 1) * 512; the 4 warps' scales meet in shared
 // memory and leave as whole units, the layout's padding rows and columns (zeros) among them, so the grid has
 // no padding blocks. Microscaling only (blocks of 16 or 32: 512 outputs are whole units of 4 scale columns);
@@ -965,18 +962,15 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // ---- The plain kernel for column-major scales ----------------------------------------------------------
 // COL_MAJOR and COL_MAJOR_TMA keep the fp32 scales of 8 consecutive rows of a group column in one 32-byte
 // sector. plain_quant's block (one row) writes one float of each of its groups' sectors, so each sector is
-// filled by 8 blocks; at 16384 x 18432 (144 group columns 64 KB apart) column-major scales measured 550 us
-// against 502 us row-major on the H100 (docs/perf.md, sessions 7-8), while 16384 x 7168 (56 columns) and
-// 4096 x 18432 (16 KB apart) measured equal. The likely cause, which the measurements below fit but do not
-// prove: partial sectors leaving L2 before all their rows are written. Here warp w of block (t, u)
+// filled by 8 blocks; with many group columns far apart (16384 x 18432: 144 columns 64 KB apart) that is
+// slower than row-major scales (docs/design-notes.md), likely because partial sectors leave L2 before all
+// their rows are written. Here warp w of block (t, u)
 // runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
 // path (launch_group_quant).
-// 8 rows: whole sectors. With 4 (half sectors, two blocks a sector) 16384 x 18432 measured 553 us again. With
-// 8, 504-515 us, but 1-3% slower than plain_quant where plain_quant had no trouble (every other shape of issue
-// 3's table; docs/perf.md, session 10), so launch_group_quant takes this kernel only for scale buffers past
-// kColumnRunMinBytes: 16384 x 18432 has 9.4 MB of scales, the largest shape that measured well with
-// plain_quant (16384 x 7168) 3.7 MB.
+// 8 rows: whole sectors (4 rows, half sectors, do not help). Where plain_quant has no trouble this kernel is
+// slightly slower, so launch_group_quant takes it only for scale buffers past kColumnRunMinBytes, between the
+// largest that run well with plain_quant and the smallest that do not (docs/design-notes.md).
 #ifndef FQ_COLUMN_RUN_ROWS  // a build option only for measuring: 4 or 8
 #define FQ_COLUMN_RUN_ROWS 8
 #endif
@@ -1028,10 +1022,10 @@ struct ParkedSlots {
 // flight while this one is activated), and reduces its amax over the block; pass 2 quantizes. kParked: pass 1
 // parks its outputs in dynamic shared memory (ParkedSlots, a slot row per step), so the row is read from
 // memory and activated once. Rows wider than kTokenParkMaxOutputs (96 KB of fp32: an sm_86/89 block may have
-// 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did: silu +
-// fp8 per-token 16384 x 7168 ran at 45% of the copy's speed on the H100 (docs/perf.md, session 14).
+// 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did, which is
+// far slower (docs/design-notes.md).
 // Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU (token_block_threads):
-// a row's latency is then its number of steps (T = 1 x 18432: 9 steps of 256 threads took 9.3 us).
+// a row's latency is then its number of steps.
 constexpr int kTokenMaxThreads = 1024;
 constexpr int kTokenParkMaxOutputs = 24576;
 constexpr size_t kTokenParkMaxBytes = kTokenParkMaxOutputs * sizeof(float);
@@ -1111,7 +1105,7 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const Params p) {
 #pragma unroll
     for (int w = 1; w < kThreads / 32; ++w) a = fmaxf(a, warp_amax[w]);
     // One atomic per block, and none where the word already holds as much: a single word updated by
-    // every warp serialised the pass (measured: per-tensor dynamic at 33% of copy). Non-negative floats
+    // every warp serialises the pass (docs/design-notes.md). Non-negative floats
     // order like their bit patterns, so an unsigned max is a float max; the plain read may be stale,
     // which only costs an atomic.
     const unsigned bits = __float_as_uint(a);
@@ -1124,6 +1118,8 @@ __global__ void finalize_tensor_scale(const Params p);
 
 // ---- Host side ---------------------------------------------------------------------------------------
 Params make_params(const LaunchArgs& a);
+// Whether the 16-byte IO forms run c: aligned pointers and row strides, a width divisible by 8.
+bool vector_io_ok(const OpConfig& c);
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
@@ -1222,8 +1218,8 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
     // The plain kernel where it fills the GPU (FQ_HANDLE_WIDE_TILE_MIN tiles, default one wave); below that the
-    // time is one thread's latency, and the general kernel's 8 outputs a thread have about half of it (T = 1:
-    // 2.37 against 2.79 us on the H100, docs/perf.md session 7). The hardware-exp variant has only the plain
+    // time is one thread's latency, and the general kernel's 8 outputs a thread have less of it
+    // (docs/design-notes.md). The hardware-exp variant has only the plain
     // kernel (kHwExp), whatever the size.
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);

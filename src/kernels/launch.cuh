@@ -10,7 +10,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../api/error.h"
+#include "../common/status.h"
 
 namespace fq::cuda {
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "../api/error.h"
+#include "../common/status.h"
 #include "../dispatch/scale_repack.h"
 #include "launch.cuh"
 

@@ -1,14 +1,16 @@
 // The CUDA entries of the dispatch table: which problems each variant runs, and how it launches.
 #include "columnwise.cuh"
+#include "moe_masked.cuh"
 #include "lut_group.cuh"
 
 namespace fq::cuda {
 
 // The kernels of each activation of FQ_ACTIVATIONS are instantiated in their own translation unit.
 #define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
-#define FQ_DECLARE_FOR(Internal, ...)                       \
-    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal) \
-    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)
+#define FQ_DECLARE_FOR(Internal, ...)                            \
+    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)      \
+    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal) \
+    FQ_FOR_EACH_MASKED_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)
 FQ_ACTIVATIONS(FQ_DECLARE_FOR)
 // The activation-table kernels: SiLU, GELU erf / tanh, SwiGLU-OAI (instantiate_lut.cu.in).
 FQ_FOR_EACH_LUT_LAUNCHER(FQ_DECLARE_EXTERN, Act::Silu)
@@ -166,6 +168,11 @@ fqStatus_t run_token(const LaunchArgs& a) {
     return with_activation(a.cfg.act, [&](auto act) { return run_token_for<act.value, kVec, kHwCvt, kPdl>(a); });
 }
 
+template <bool kHwCvt, bool kPdl>
+fqStatus_t run_masked(const LaunchArgs& a) {
+    return with_activation(a.cfg.act, [&](auto act) { return run_masked_for<act.value, kHwCvt, kPdl>(a); });
+}
+
 template <bool kVec, bool kHwCvt, bool kPdl>
 fqStatus_t run_columnwise(const LaunchArgs& a) {
     return with_activation(a.cfg.act, [&](auto act) { return run_columnwise_for<act.value, kVec, kHwCvt, kPdl>(a); });
@@ -210,6 +217,17 @@ std::string refuse_group_lut(const OpConfig& c) {
     return refuse_group<true>(c);
 }
 
+std::string refuse_masked(const OpConfig& c) {
+    if (c.moe != MoeLayout::Masked) return "runs MASKED MoE problems only";
+    if (c.scheme == Scheme::PerToken) return "runs per-group, per-tensor and microscaling schemes";
+    if (!c.fp32_intermediates()) return "runs FP32 intermediates only (the rounding modes run in .group)";
+    if (!vector_io_ok(c)) return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
+    if (c.num_experts > kMaskedMaxExperts) return fmt::format("{} experts exceed its {}", c.num_experts, kMaskedMaxExperts);
+    if (c.rows * ceil_div(c.cols, int64_t(kMaskedUnitOutputs)) > kMaskedMaxUnits)
+        return fmt::format("{} rows x {} columns exceed its 32-bit unit numbers", c.rows, c.cols);
+    return refuse_rowwise_only(c);
+}
+
 template <bool kVec>
 std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
@@ -243,6 +261,7 @@ void register_cuda_variants(std::vector<Variant>& t) {
     // H100 at every measured shape, docs/perf.md; kept as the measurement that the activation is not what
     // limits the group kernel).
     t.push_back({"sm90.group.lut", "benchmark-only: sm90.group for bf16 SiLU / GELU / SwiGLU-OAI with the gate's activation from a shared-memory table, persistent blocks", Backend::Cuda, 90, kAny, refuse_group_lut, run_group_lut, true});
+    t.push_back({"sm90.masked", "MASKED MoE, FP32 intermediates: a persistent grid over the valid rows, per-group, per-tensor and microscaling, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_masked, run_masked<true, true>});
     t.push_back({"sm90.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_group<true>, run_group<true, true, true>});
     t.push_back({"sm90.token", "per-token, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_token<true>, run_token<true, true, true>});
     t.push_back({"sm90.group.unaligned", "per-group, per-tensor and microscaling, element IO for unaligned rows", Backend::Cuda, 90, kAny, refuse_group<false>, run_group<false, true, true>});
@@ -250,12 +269,14 @@ void register_cuda_variants(std::vector<Variant>& t) {
     t.push_back({"sm90.columnwise", "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO, hw fp8 cvt, PDL", Backend::Cuda, 90, kAny, refuse_columnwise<true>, run_columnwise<true, true, true>});
     t.push_back({"sm90.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 90, kAny, refuse_columnwise<false>, run_columnwise<false, true, true>});
     t.push_back({"sm90.group.hwexp", "benchmark-only: sm90.group with the hardware exponential in SiLU (not bit-exact)", Backend::Cuda, 90, kAny, refuse_hardware_exp, run_group_hardware_exp, true});
+    t.push_back({"sm89.masked", "MASKED MoE, FP32 intermediates: a persistent grid over the valid rows, per-group, per-tensor and microscaling, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_masked, run_masked<true, false>});
     t.push_back({"sm89.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_group<true>, run_group<true, true, false>});
     t.push_back({"sm89.token", "per-token, 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_token<true>, run_token<true, true, false>});
     t.push_back({"sm89.group.unaligned", "per-group, per-tensor and microscaling, element IO", Backend::Cuda, 89, kAny, refuse_group<false>, run_group<false, true, false>});
     t.push_back({"sm89.token.unaligned", "per-token, element IO", Backend::Cuda, 89, kAny, refuse_token<false>, run_token<false, true, false>});
     t.push_back({"sm89.columnwise", "columnwise output (and rowwise in the same pass), 16-byte IO, hw fp8 cvt", Backend::Cuda, 89, kAny, refuse_columnwise<true>, run_columnwise<true, true, false>});
     t.push_back({"sm89.columnwise.unaligned", "columnwise output, element IO", Backend::Cuda, 89, kAny, refuse_columnwise<false>, run_columnwise<false, true, false>});
+    t.push_back({"sm80.masked", "MASKED MoE, FP32 intermediates: a persistent grid over the valid rows, per-group, per-tensor and microscaling, 16-byte IO, software encoding", Backend::Cuda, 80, kAny, refuse_masked, run_masked<false, false>});
     t.push_back({"sm80.group", "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_group<true>, run_group<true, false, false>});
     t.push_back({"sm80.token", "per-token, 16-byte IO, software fp8 encoding", Backend::Cuda, 80, kAny, refuse_token<true>, run_token<true, false, false>});
     t.push_back({"sm80.group.unaligned", "per-group, per-tensor and microscaling, element IO, software encoding", Backend::Cuda, 80, kAny, refuse_group<false>, run_group<false, false, false>});

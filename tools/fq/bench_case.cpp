@@ -24,7 +24,8 @@ Every combination of the sweep options is one measurement (table on stdout, prog
   --in-type bf16                        bf16, fp16
   --layouts row,col                     {layouts} (scale layouts)
   --variants auto                       auto (the dispatcher) or variant names (fq check lists them)
-  --pdl 0                               0, 1 or 0,1: allow programmatic dependent launch
+  --pdl 1                               0, 1 or 0,1: FQ_HANDLE_ALLOW_PDL (1, the library default: programmatic
+                                        dependent launch on sm_90+)
   --wide-tile-min -1                    FQ_HANDLE_WIDE_TILE_MIN (comma list): -1 the default, 0 always 16
                                         outputs a thread, a large value always 8
   --global-amax device                  NVFP4's global amax: device (reduced by a pre-pass over the input, in
@@ -155,7 +156,7 @@ Sweep parse_sweep(const Args& a) {
     s.tokens = bounded_ints(a, "tokens", "1,16,128,1024,4096,16384", 0, INT32_MAX);
     s.hidden = a.ints("hidden", "2048,7168,18432");
     s.groups = a.ints("group", "128");
-    s.pdl = a.ints("pdl", "0");
+    s.pdl = a.ints("pdl", "1");
     s.wide_tile_min = bounded_ints(a, "wide-tile-min", "-1", -1, INT32_MAX);
     for (const auto& w : a.words("scheme", "per-group")) s.schemes.push_back(parse_scheme(w));
     for (const auto& w : a.words("act", "silu")) s.acts.push_back(parse_activation(w));

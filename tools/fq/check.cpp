@@ -3,15 +3,13 @@
 // A variant passes when every problem it accepts gives the host's bytes exactly (values, scales, padding;
 // outputs poisoned first). What a user runs after installing to trust the build.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <random>
 
 #include "cli.h"
 #include "common/enum_lists.h"
-#include "common/formats.h"
+#include "compare.h"
 #include "device.h"
 
 namespace fqtool {
@@ -74,23 +72,6 @@ Problem random_problem(std::mt19937& rng) {
                  ? p.gate_block * pick<int64_t>(rng, {1, 2, 3, 5})
                  : pick<int64_t>(rng, {8, 32, 64, 96, 128, 136, 192, 200, 1024, 1032, 2056});
     return p;
-}
-
-// Mostly normal values, with NaN, Inf, values past every format's range and tiny ones.
-std::vector<uint16_t> random_input(std::mt19937& rng, size_t n, int32_t in_type) {
-    std::normal_distribution<float> normal(0.0f, 2.0f);
-    std::uniform_int_distribution<int> which(0, 999);
-    std::vector<uint16_t> v(n);
-    for (auto& h : v) {
-        float x = normal(rng);
-        const int r = which(rng);
-        if (r < 3) x = NAN;
-        else if (r < 5) x = (r & 1) ? INFINITY : -INFINITY;
-        else if (r < 12) x *= 3e4f;
-        else if (r < 20) x *= 1e-6f;
-        h = in_type == FQ_TYPE_BF16 ? fq::float_to_bf16(x) : fq::float_to_fp16(x);
-    }
-    return v;
 }
 
 struct Desc {
@@ -171,13 +152,8 @@ Tally check_repack(fqHandle_t gpu, fqHandle_t host, std::mt19937& rng, int cases
         }
         device_synchronize();
         copy_to_host(got.data(), d_dst.p, dst_bytes);
-        if (got != want) {
-            size_t first = 0;
-            while (got[first] == want[first]) ++first;
-            if (t.mismatched++ == 0 && t.first_problem.empty())
-                t.first_problem = what + ": dst byte " + std::to_string(first) + " is " + std::to_string(got[first]) +
-                                  ", host " + std::to_string(want[first]);
-        }
+        const std::string diff = byte_diff(got, want);
+        if (!diff.empty() && t.mismatched++ == 0 && t.first_problem.empty()) t.first_problem = what + ": dst: " + diff;
     }
     return t;
 }
@@ -234,7 +210,7 @@ int check_main(int argc, char** argv) {
     for (int c = 0; c < cases; ++c) {
         progress.update(uint64_t(c));
         const Problem p = random_problem(rng);
-        const std::vector<uint16_t> input = random_input(rng, size_t(std::max<int64_t>(p.rows * p.in_cols(), 1)), p.in_type);
+        const std::vector<uint16_t> input = edge_input(rng, size_t(std::max<int64_t>(p.rows * p.in_cols(), 1)), p.in_type);
         Desc dh, dd;
         p.configure(dh.d, &static_scale);
         p.configure(dd.d, static_cast<const float*>(d_static.p));
@@ -280,17 +256,11 @@ int check_main(int argc, char** argv) {
             device_synchronize();
             copy_to_host(got.data(), d_out.p, out_bytes);
             copy_to_host(got_s.data(), d_s.p, sbytes);
-            if (got != want || got_s != want_s) {
-                size_t first = 0;
-                const bool values_differ = got != want;
-                const auto& a = values_differ ? got : got_s;
-                const auto& b = values_differ ? want : want_s;
-                while (first < a.size() && a[first] == b[first]) ++first;
-                if (v.tally.mismatched++ == 0 && v.tally.first_problem.empty())
-                    v.tally.first_problem = p.describe() + ": " + (values_differ ? "value" : "scale") + " byte " +
-                                            std::to_string(first) + " is " + std::to_string(a[first]) + ", host " +
-                                            std::to_string(b[first]);
-            }
+            const std::string diff = got != want     ? "values: " + byte_diff(got, want)
+                                     : got_s != want_s ? "scales: " + byte_diff(got_s, want_s)
+                                                       : "";
+            if (!diff.empty() && v.tally.mismatched++ == 0 && v.tally.first_problem.empty())
+                v.tally.first_problem = p.describe() + ": " + diff;
         }
     }
     const int32_t automatic = -1;

@@ -32,7 +32,7 @@
 #include <cstdlib>
 #endif
 
-#include "../../api/error.h"
+#include "../../common/status.h"
 #include "../../common/activation.h"
 #include "../../common/grouped_gemm.h"
 #include "../../common/moe.h"
