@@ -22,9 +22,9 @@ namespace fq::cuda {
 constexpr int kMaskedUnitOutputs = 512;           // a warp's outputs of one row: 32 lanes x 16
 constexpr int kMaskedWarps = kThreads / 32;       // units a block runs at once
 constexpr int kMaskedMaxExperts = 8192;           // prefix sums in dynamic shared memory: 32 KB
-// Resident blocks an SM, and the grid: one wave of them. 6 (80 registers a thread: two units of 64 bytes a
-// lane in flight) with the hardware fp8 conversion; the software encoding needs more registers.
-constexpr int masked_min_blocks(bool hw_cvt) { return hw_cvt ? 6 : 4; }
+// Resident blocks an SM, and the grid: one wave of them. 4 (128 registers a thread: the current unit and the
+// next one's loads, 64 bytes a lane each, without spilling; 16 warps x 4 KB in flight an SM).
+constexpr int masked_min_blocks(bool) { return 4; }
 constexpr int64_t kMaskedMaxUnits = INT32_MAX;    // the slots' units of 512 outputs: 32-bit unit numbers
 
 // prefix[e] = the valid rows of experts before e (counts clamped to [0, max_m]); prefix[E] = all of them.
