@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <thread>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/enum_lists.h"
 #include "fq/compare.h"
 #include "fq_test_util.h"
 #include "gpu_buffer.h"
@@ -317,6 +319,21 @@ bool g_has_gpu = false;
 
 }  // namespace
 
+namespace {
+
+#define FQ_LISTED_VALUE(Internal, value, ...) value,
+const int32_t kListedActivations[] = {FQ_ACTIVATIONS(FQ_LISTED_VALUE)};
+const int32_t kListedScaleLayouts[] = {FQ_SCALE_LAYOUTS(FQ_LISTED_VALUE)};
+#undef FQ_LISTED_VALUE
+
+// Whether `layout` holds fp32 scales (the API's answer).
+bool layout_holds_fp32(int32_t layout) {
+    size_t bytes = 0;
+    return fqGetScaleRepackSize(FQ_TYPE_FP32, 1, 4, 4, layout, &bytes) == FQ_STATUS_SUCCESS;
+}
+
+}  // namespace
+
 TEST_CASE("every CUDA variant matches the host reference bit for bit over a random matrix of problems") {
     Handle gpu(FQ_BACKEND_CUDA, 0);
     REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
@@ -385,6 +402,24 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     { Case c; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 5; c.rows = 5 * 600; c.cols = 1536;
       c.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; cases.push_back(c); }
 
+    // Every entry of the activation and scale-layout lists (src/common/enum_lists.h; with FQ_TEST_EXTENSIONS the
+    // test-only ones of CONTRIBUTING.md too): each activation ungated and gated, per-group and MXFP8; each layout
+    // under MXFP8 rowwise, rowwise + columnwise and MoE, and under fp32 per-group scales where it holds them.
+    for (int32_t act : kListedActivations)
+        for (int32_t gate : {FQ_GATE_LAYOUT_NONE, FQ_GATE_LAYOUT_SPLIT, FQ_GATE_LAYOUT_INTERLEAVED}) {
+            if (act == FQ_ACTIVATION_SWIGLU_OAI && gate == FQ_GATE_LAYOUT_NONE) continue;  // gated only
+            { Case c; c.act = act; c.gate = gate; c.rows = 33; c.cols = 512; cases.push_back(c); }
+            { Case c; c.act = act; c.gate = gate; c.rows = 33; c.cols = 192; c.group = 32; c.rounding = 2; c.prob = true; cases.push_back(c); }
+            { Case c; c.act = act; c.gate = gate; c.scheme = FQ_SCHEME_MXFP8; c.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; cases.push_back(c); }
+        }
+    for (int32_t layout : kListedScaleLayouts) {
+        { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = layout; c.rows = 130; c.cols = 224; cases.push_back(c); }
+        { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = layout; c.rows = 70; c.cols = 224; c.outputs = 3; cases.push_back(c); }
+        { Case c; c.scheme = FQ_SCHEME_MXFP8; c.layout = layout; c.moe = FQ_MOE_LAYOUT_MASKED; c.experts = 3; c.rows = 3 * 40;
+          cases.push_back(c); }
+        if (layout_holds_fp32(layout)) { Case c; c.layout = layout; c.rows = 130; c.cols = 448; c.group = 64; cases.push_back(c); }
+    }
+
     // docs/spec.md's edges (issue 45): extreme gates (-Inf, -3.39e38 / -65504), NaNs of both signs, a qmax override
     // as the saturation bound, NVFP4 global amaxes that give S_enc = 1; every variant against the host.
     for (int32_t act : {FQ_ACTIVATION_SILU, FQ_ACTIVATION_SWIGLU_OAI, FQ_ACTIVATION_IDENTITY})
@@ -447,7 +482,7 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     const int n_random = n_env ? std::atoi(n_env) : 400;
     for (int i = 0; i < n_random; ++i) {
         Case c;
-        c.act = one({0, 1, 2, 3, 4, 5, 6});
+        c.act = kListedActivations[std::uniform_int_distribution<size_t>(0, std::size(kListedActivations) - 1)(rng)];
         c.gate = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({1, 2, 3}) : one({0, 1, 2, 3});
         c.swiglu = c.act == FQ_ACTIVATION_SWIGLU_OAI ? one({0, 0, 1, 2, 3}) : 0;
         c.order = one({0, 1});

@@ -572,7 +572,7 @@ TEST_CASE("checked_scale_geometry: the one padding rule, empty exactly where an 
     CHECK(g->padded_cols == 8);
     CHECK(g->bytes == 256 * 8);
     CHECK(fq::checked_scale_geometry(ScaleLayout::PackedUe8m0, DType::E8M0, 5, 5)->bytes == 8 * 2 * 4);
-    CHECK(fq::checked_scale_geometry(ScaleLayout::ColMajorTma, DType::Fp32, 5, 3)->ld == 8);
+    CHECK(fq::checked_scale_geometry(ScaleLayout::ColMajorTma, DType::Fp32, 5, 3)->padded_rows == 8);  // its ld
     CHECK_FALSE(fits(ScaleLayout::RowMajor, DType::Fp32, kMax - 127, 1));             // past any padding
     CHECK_FALSE(fits(ScaleLayout::Swizzled128x4, DType::E8M0, int64_t(1) << 62, 4));  // 2^64 bytes
     CHECK_FALSE(fits(ScaleLayout::ColMajor, DType::Fp32, int64_t(1) << 61, 1));       // 2^63 bytes

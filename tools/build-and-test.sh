@@ -3,7 +3,8 @@
 # present; FQ_CUDA_ARCHS overrides the architectures), then run the C/C++ tests (CTest: doctest suites,
 # the example, GPU tests that report "skipped" without a GPU), the Python tests and the Rust tests; then
 # the reliability checks on the host: all of that again under ASan + UBSan (tools/sanitize-tests.sh), the
-# thread tests under ThreadSanitizer (tools/tsan-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default
+# thread tests under ThreadSanitizer (tools/tsan-tests.sh), the test-only list entries of CONTRIBUTING.md
+# (tools/recipe-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default
 # 120) with its coverage gate (tools/fuzz.sh) and the ABI check of functions and values (tools/check-abi.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ python3 -m pytest -q bindings/python/tests
 step() { local t=$SECONDS; "$@"; echo "== $1: $((SECONDS - t)) s"; }
 step tools/sanitize-tests.sh
 step tools/tsan-tests.sh
+step tools/recipe-tests.sh
 step tools/fuzz.sh "${FQ_FUZZ_SECONDS:-120}"
 step tools/check-abi.sh
 echo "all tests passed"

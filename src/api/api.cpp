@@ -18,10 +18,16 @@ using namespace fq;
 
 // The internal enum classes mirror the header; these pin them together.
 static_assert(int(DType::E8M0) == FQ_TYPE_E8M0 && int(DType::Int32) == FQ_TYPE_INT32, "fqDataType drifted");
-static_assert(int(Scheme::Nvfp4) == FQ_SCHEME_NVFP4 && int(Scheme::PerGroup) == FQ_SCHEME_PER_GROUP, "fqQuantScheme drifted");
-static_assert(int(ScaleLayout::PackedUe8m0) == FQ_SCALE_LAYOUT_PACKED_UE8M0, "fqScaleLayout drifted");
-static_assert(int(Act::SwigluOai) == FQ_ACTIVATION_SWIGLU_OAI && int(Act::GeluTanh) == FQ_ACTIVATION_GELU_TANH, "fqActivation drifted");
-static_assert(int(GateLayout::BlockInterleaved) == FQ_GATE_LAYOUT_BLOCK_INTERLEAVED, "fqGateLayout drifted");
+#define FQ_PIN(PREFIX, Enum, Internal, value, NAME) \
+    static_assert(int(Enum::Internal) == PREFIX##NAME, "enum_lists.h: " #Enum "::" #Internal " is not " #PREFIX #NAME);
+#define FQ_PIN_ACTIVATION(Internal, value, NAME, ...) FQ_PIN(FQ_ACTIVATION_, Act, Internal, value, NAME)
+#define FQ_PIN_SCHEME(Internal, value, NAME, ...) FQ_PIN(FQ_SCHEME_, Scheme, Internal, value, NAME)
+#define FQ_PIN_SCALE_LAYOUT(Internal, value, NAME, ...) FQ_PIN(FQ_SCALE_LAYOUT_, ScaleLayout, Internal, value, NAME)
+#define FQ_PIN_GATE_LAYOUT(Internal, value, NAME, ...) FQ_PIN(FQ_GATE_LAYOUT_, GateLayout, Internal, value, NAME)
+FQ_PUBLIC_ACTIVATIONS(FQ_PIN_ACTIVATION)
+FQ_SCHEMES(FQ_PIN_SCHEME)
+FQ_PUBLIC_SCALE_LAYOUTS(FQ_PIN_SCALE_LAYOUT)
+FQ_GATE_LAYOUTS(FQ_PIN_GATE_LAYOUT)
 static_assert(int(Rounding::RoundBoth) == FQ_ROUNDING_ROUND_BOTH, "fqIntermediateRounding drifted");
 static_assert(int(MoeLayout::Masked) == FQ_MOE_LAYOUT_MASKED, "fqMoeLayout drifted");
 static_assert(int(RepackBatching::BlocksToStacked) == FQ_SCALE_REPACK_BLOCKS_TO_STACKED &&
@@ -33,16 +39,16 @@ namespace {
     Attr { ID, #ID, AttrType::type, offsetof(fqQuantDescOpaque, member), true, lo, hi }
 
 const Attr kDescAttrs[] = {
-    FQ_DESC_ATTR(FQ_QUANT_DESC_ACTIVATION, activation, I32, 0, FQ_ACTIVATION_SWIGLU_OAI),
-    FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_LAYOUT, gate_layout, I32, 0, FQ_GATE_LAYOUT_BLOCK_INTERLEAVED),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_ACTIVATION, activation, I32, 0, kActivationCount - 1),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_LAYOUT, gate_layout, I32, 0, kGateLayoutCount - 1),
     FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_ORDER, gate_order, I32, 0, FQ_GATE_ORDER_UP_FIRST),
     FQ_DESC_ATTR(FQ_QUANT_DESC_GATE_BLOCK_WIDTH, gate_block_width, I32, 32, 1 << 20),
     FQ_DESC_ATTR(FQ_QUANT_DESC_INTERMEDIATE_ROUNDING, intermediate_rounding, I32, 0, FQ_ROUNDING_ROUND_BOTH),
-    FQ_DESC_ATTR(FQ_QUANT_DESC_SCHEME, scheme, I32, 0, FQ_SCHEME_NVFP4),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCHEME, scheme, I32, 0, kSchemeCount - 1),
     FQ_DESC_ATTR(FQ_QUANT_DESC_GROUP_SIZE, group_size, I32, 0, 1 << 20),
     FQ_DESC_ATTR(FQ_QUANT_DESC_OUTPUT_TYPE, output_type, I32, FQ_TYPE_FP8_E4M3FN, FQ_TYPE_FP4_E2M1),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_TYPE, scale_type, I32, 0, FQ_TYPE_E8M0),
-    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, scale_layout, I32, 0, FQ_SCALE_LAYOUT_PACKED_UE8M0),
+    FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_LAYOUT, scale_layout, I32, 0, kScaleLayoutCount - 1),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_ROUNDING, scale_rounding, I32, 0, FQ_SCALE_ROUNDING_POW2_CEIL),
     FQ_DESC_ATTR(FQ_QUANT_DESC_MX_SCALE_RULE, mx_scale_rule, I32, 0, FQ_MX_SCALE_RULE_FLOOR),
     FQ_DESC_ATTR(FQ_QUANT_DESC_SCALE_APPLY, scale_apply, I32, 0, FQ_SCALE_APPLY_MULTIPLY_RECIPROCAL),
@@ -166,7 +172,7 @@ fqStatus_t check_repack_shape(int32_t type, int64_t batch, int64_t rows, int64_t
 // for a layout that holds the type and for a byte count that fits 64 bits (`shape_arg` names the extents).
 fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t type, int32_t layout, int64_t blocks,
                        int64_t rows, int64_t groups, RepackSide* side) {
-    if (layout < FQ_SCALE_LAYOUT_ROW_MAJOR || layout > FQ_SCALE_LAYOUT_PACKED_UE8M0)
+    if (layout < 0 || layout >= kScaleLayoutCount)
         return fail(FQ_STATUS_INVALID_VALUE, "{}: {} is not an fqScaleLayout value", layout_arg, layout);
     const auto l = ScaleLayout(layout);
     const auto t = DType(type);

@@ -374,20 +374,19 @@ fqStatus_t scale_buffer_fact(const fqQuantDescOpaque& d, int64_t rows, int64_t c
     OpConfig c;
     FQ_TRY(resolve_quantization(d, rows, cols, which, &c));
     const ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c.scales : c.col_scales;
-    const bool affine = g.layout != ScaleLayout::Swizzled128x4 && g.layout != ScaleLayout::PackedUe8m0;
-    const bool row_major = g.layout == ScaleLayout::RowMajor;
+    // A layout linear in m and in k (per storage element) reports its two strides; the others report 0.
+    const ScaleStrides st = scale_strides(g);
+    const int64_t per_word = scale_padding(g.layout, scale_type_bytes(g.type)).per_word;
+    const int64_t col_stride = per_word == 4 ? st.cols4 : st.col;
+    const bool affine = st.rows128 == 128 * st.row && st.rows32 == 32 * st.row && (per_word == 4 || st.cols4 == 4 * st.col);
     switch (info) {
         case FQ_SCALE_INFO_BYTES: *value = g.bytes * c.scale_batch; break;
         case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
         case FQ_SCALE_INFO_COLS: *value = g.cols; break;
         case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
         case FQ_SCALE_INFO_PADDED_COLS: *value = g.padded_cols; break;
-        case FQ_SCALE_INFO_ROW_STRIDE:
-            *value = g.layout == ScaleLayout::PackedUe8m0 ? 4 : (affine ? (row_major ? g.ld : 1) * g.elem_bytes : 0);
-            break;
-        case FQ_SCALE_INFO_COL_STRIDE:
-            *value = g.layout == ScaleLayout::PackedUe8m0 ? g.ld * 4 : (affine ? (row_major ? 1 : g.ld) * g.elem_bytes : 0);
-            break;
+        case FQ_SCALE_INFO_ROW_STRIDE: *value = affine ? st.row : 0; break;
+        case FQ_SCALE_INFO_COL_STRIDE: *value = affine ? col_stride : 0; break;
         case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
         case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;
         case FQ_SCALE_INFO_BATCH: *value = c.scale_batch; break;

@@ -5,10 +5,10 @@
 
 #include "formats.h"
 #include "portable_math.h"
+#include "types.h"
 
 namespace fq {
 
-enum class Act : int32_t { Identity = 0, Silu = 1, GeluErf = 2, GeluTanh = 3, Relu = 4, ReluSquared = 5, SwigluOai = 6 };
 enum class Rounding : int32_t { Fp32 = 0, RoundProduct = 1, RoundBoth = 2 };
 enum class InType : int32_t { Bf16 = 0, Fp16 = 1 };
 
@@ -42,16 +42,25 @@ FQ_HD float gelu_tanh(float x) {
 
 FQ_HD float relu(float x) { return x > 0.0f ? x : (is_nan(x) ? x : 0.0f); }
 
-// The ungated activation act(x).
+FQ_HD float relu_squared(float x) {
+    const float r = relu(x);
+    return r * r;
+}
+
+FQ_HD float identity(float x) { return x; }
+
+// Test-only (FQ_TEST_EXTENSIONS): softsign x / (1 + |x|).
+FQ_HD float test_softsign(float x) { return x / (1.0f + fabsf(x)); }
+
+// The ungated activation act(x): the function its line of FQ_ACTIVATIONS (enum_lists.h) names.
 FQ_HD float activate(Act a, float x) {
     switch (a) {
-        case Act::Silu: return silu(x);
-        case Act::GeluErf: return gelu_erf(x);
-        case Act::GeluTanh: return gelu_tanh(x);
-        case Act::Relu: return relu(x);
-        case Act::ReluSquared: { const float r = relu(x); return r * r; }
-        default: return x;
+#define FQ_ACTIVATE_CASE(Internal, value, NAME, cli, f) \
+    case Act::Internal: return f(x);
+        FQ_ACTIVATIONS(FQ_ACTIVATE_CASE)
+#undef FQ_ACTIVATE_CASE
     }
+    return x;
 }
 
 // SwiGLU-OAI (gpt-oss): g' = min(g, limit); u' = clamp(u, -limit, limit); g' * sigmoid(alpha g') * (u' + beta),

@@ -20,35 +20,40 @@ const char* name(DType t) {
 
 const char* name(Scheme s) {
     switch (s) {
-        case Scheme::PerTensorStatic: return "PER_TENSOR_STATIC";
-        case Scheme::PerTensorDynamic: return "PER_TENSOR_DYNAMIC";
-        case Scheme::PerToken: return "PER_TOKEN";
-        case Scheme::PerGroup: return "PER_GROUP";
-        case Scheme::Block2D: return "BLOCK_2D";
-        case Scheme::Mxfp8: return "MXFP8";
-        case Scheme::Mxfp4: return "MXFP4";
-        case Scheme::Nvfp4: return "NVFP4";
+#define FQ_NAME_CASE(Internal, value, NAME, ...) \
+    case Scheme::Internal: return #NAME;
+        FQ_SCHEMES(FQ_NAME_CASE)
+#undef FQ_NAME_CASE
     }
     return "?";
 }
 
 const char* name(ScaleLayout l) {
     switch (l) {
-        case ScaleLayout::RowMajor: return "ROW_MAJOR";
-        case ScaleLayout::ColMajor: return "COL_MAJOR";
-        case ScaleLayout::ColMajorTma: return "COL_MAJOR_TMA";
-        case ScaleLayout::Swizzled128x4: return "SWIZZLED_128X4";
-        case ScaleLayout::PackedUe8m0: return "PACKED_UE8M0";
+#define FQ_NAME_CASE(Internal, value, NAME, ...) \
+    case ScaleLayout::Internal: return #NAME;
+        FQ_SCALE_LAYOUTS(FQ_NAME_CASE)
+#undef FQ_NAME_CASE
     }
     return "?";
 }
 
 const char* name(GateLayout g) {
     switch (g) {
-        case GateLayout::None: return "NONE";
-        case GateLayout::Split: return "SPLIT";
-        case GateLayout::Interleaved: return "INTERLEAVED";
-        case GateLayout::BlockInterleaved: return "BLOCK_INTERLEAVED";
+#define FQ_NAME_CASE(Internal, value, NAME, ...) \
+    case GateLayout::Internal: return #NAME;
+        FQ_GATE_LAYOUTS(FQ_NAME_CASE)
+#undef FQ_NAME_CASE
+    }
+    return "?";
+}
+
+const char* name(Act a) {
+    switch (a) {
+#define FQ_NAME_CASE(Internal, value, NAME, ...) \
+    case Act::Internal: return #NAME;
+        FQ_ACTIVATIONS(FQ_NAME_CASE)
+#undef FQ_NAME_CASE
     }
     return "?";
 }

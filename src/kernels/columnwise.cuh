@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params 
     if (block_expert < 0 || !col_ok) return;
 
     // 3. The block's scales (one thread per column and block stores them) and the 8 x 8 codes.
-    const ScaleStrides col_strides = scale_strides(p.col_sg);
+    const ScaleStrides& col_strides = p.col_ss;
     const ColumnBlock blk{row_bound,
                           p.scheme == Scheme::Nvfp4 ? tensor_scale_of(p, block_expert) : 0.0f,
                           p.col_scales + run * p.col_sg.bytes + scale_offset(col_strides, j0, (r0 - run_first + block_first) / bc),

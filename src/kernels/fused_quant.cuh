@@ -96,6 +96,7 @@ struct Params {
     uint8_t* col_out;
     uint8_t* col_scales;
     ScaleGeometry col_sg;         // one block: H x ceil(run / col_block) logical scales
+    ScaleStrides col_ss;          // col_sg's byte offsets without a branch on the layout
     int col_block;
     bool col_transpose;
     bool rowwise;                 // the rowwise output is asked for (the columnwise kernel may write both)

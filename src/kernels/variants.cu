@@ -3,18 +3,12 @@
 
 namespace fq::cuda {
 
-// The kernels of each activation are instantiated in their own translation unit.
+// The kernels of each activation of FQ_ACTIVATIONS are instantiated in their own translation unit.
 #define FQ_DECLARE_EXTERN(...) extern __VA_ARGS__
-#define FQ_DECLARE_FOR(ACT)                        \
-    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, ACT) \
-    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, ACT)
-FQ_DECLARE_FOR(Act::Identity)
-FQ_DECLARE_FOR(Act::Silu)
-FQ_DECLARE_FOR(Act::GeluErf)
-FQ_DECLARE_FOR(Act::GeluTanh)
-FQ_DECLARE_FOR(Act::Relu)
-FQ_DECLARE_FOR(Act::ReluSquared)
-FQ_DECLARE_FOR(Act::SwigluOai)
+#define FQ_DECLARE_FOR(Internal, ...)                            \
+    FQ_FOR_EACH_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)      \
+    FQ_FOR_EACH_COLUMNWISE_LAUNCHER(FQ_DECLARE_EXTERN, Act::Internal)
+FQ_ACTIVATIONS(FQ_DECLARE_FOR)
 
 __global__ void finalize_tensor_scale(const Params p) {
     // Launched with programmatic dependent launch: the quantize kernel lets it start early, but it must not
@@ -116,6 +110,7 @@ Params make_params(const LaunchArgs& a) {
         p.col_out = static_cast<uint8_t*>(c.col_output);
         p.col_scales = static_cast<uint8_t*>(c.col_scales_ptr);
         p.col_sg = c.col_scales;
+        p.col_ss = scale_strides(c.col_scales);
         p.col_block = int(c.col_block);
         p.col_transpose = c.col_transpose;
     }
@@ -135,13 +130,10 @@ fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p) {
 template <class F>
 fqStatus_t with_activation(Act act, F&& f) {
     switch (act) {
-        case Act::Identity: return f(std::integral_constant<Act, Act::Identity>{});
-        case Act::Silu: return f(std::integral_constant<Act, Act::Silu>{});
-        case Act::GeluErf: return f(std::integral_constant<Act, Act::GeluErf>{});
-        case Act::GeluTanh: return f(std::integral_constant<Act, Act::GeluTanh>{});
-        case Act::Relu: return f(std::integral_constant<Act, Act::Relu>{});
-        case Act::ReluSquared: return f(std::integral_constant<Act, Act::ReluSquared>{});
-        case Act::SwigluOai: return f(std::integral_constant<Act, Act::SwigluOai>{});
+#define FQ_ACTIVATION_CASE(Internal, ...) \
+    case Act::Internal: return f(std::integral_constant<Act, Act::Internal>{});
+        FQ_ACTIVATIONS(FQ_ACTIVATION_CASE)
+#undef FQ_ACTIVATION_CASE
     }
     return fail(FQ_STATUS_INTERNAL_ERROR, "unknown activation {}", int(act));
 }

@@ -548,7 +548,7 @@ void write_csv(const std::string& path, const std::vector<Result>& results) {
 int bench_main(int argc, char** argv) {
     const Args args(argc, argv, bench_flags());
     if (args.has("help")) {
-        std::fputs(kBenchHelp, stdout);
+        std::fputs(bench_help().c_str(), stdout);
         return 0;
     }
     const std::vector<BenchCase> cases = bench_cases(args);

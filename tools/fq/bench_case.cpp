@@ -1,27 +1,28 @@
 #include "bench_case.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace fqtool {
 
-const char* kBenchHelp = R"(usage: fq bench [sweep options] [--file SWEEPS] [--json F] [--csv F] [--plot F.png] [--reps N] [--constant-input]
+namespace {
+const char* kBenchHelpText = R"(usage: fq bench [sweep options] [--file SWEEPS] [--json F] [--csv F] [--plot F.png] [--reps N] [--constant-input]
 
 Every combination of the sweep options is one measurement (table on stdout, progress on stderr):
   --tokens 1,16,128,1024,4096,16384     rows T; with --moe masked: max_m, the rows of one expert's slot
                                         (input [E, max_m, W] = E*max_m rows); with --moe contiguous: M, the
                                         stacked rows of all experts
   --hidden 2048,7168,18432              output width H (a gated input is [T, 2H])
-  --scheme per-group                    per-group, per-token, per-tensor, per-tensor-static, block2d, mxfp8,
-                                        mxfp4, nvfp4 (comma list)
+  --scheme per-group                    {schemes} (comma list)
   --group 128                           per-group sizes (comma list)
-  --act silu                            identity, silu, gelu_erf, gelu_tanh, relu, relu_squared, swiglu_oai
+  --act silu                            {activations}
   --gated | --not-gated                 default gated; --gate-layout split|interleaved|block
   --out-type e4m3fn                     e4m3fn, e4m3fnuz, e5m2, int8, e2m1 (comma list; the scheme's
                                         natural type when the one given does not fit it: e2m1 for mxfp4/nvfp4)
   --in-type bf16                        bf16, fp16
-  --layouts row,col                     row, col, tma, swizzled, packed (scale layouts)
+  --layouts row,col                     {layouts} (scale layouts)
   --variants auto                       auto (the dispatcher) or variant names (fq check lists them)
   --pdl 1                               0, 1 or 0,1: FQ_HANDLE_ALLOW_PDL (1, the library default: programmatic
                                         dependent launch on sm_90+)
@@ -71,6 +72,15 @@ device) or reads the caller's (given: 1.0 per expert, uploaded once).
 Exit status: 0 measured, 1 a measurement failed at execution (listed as failed; the others are measured and
 written), 2 usage or setup error, 77 no usable GPU (or a build without CUDA: the sweep is still parsed).
 )";
+}  // namespace
+
+std::string bench_help() {
+    std::string help = kBenchHelpText;
+    const std::pair<const char*, std::string> lists[] = {
+        {"{schemes}", scheme_names()}, {"{activations}", activation_names()}, {"{layouts}", layout_names()}};
+    for (const auto& [key, names] : lists) help.replace(help.find(key), std::strlen(key), names);
+    return help;
+}
 
 const char* kSkewFormula =
     "slot C = max_m (masked) or ceil(M/E) (contiguous, slots packed from row 0, offsets clamped to M); "

@@ -13,7 +13,7 @@
 
 namespace fqtool {
 
-extern const char* kBenchHelp;
+std::string bench_help();  // the sweep options, with the names of every list
 // The skewed and uniform distributions of valid rows over experts, as the help text and the JSON state them.
 extern const char* kSkewFormula;
 

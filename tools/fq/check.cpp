@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cli.h"
+#include "common/enum_lists.h"
 #include "compare.h"
 #include "device.h"
 
@@ -40,7 +41,9 @@ Problem random_problem(std::mt19937& rng) {
     p.scheme = pick(rng, {FQ_SCHEME_PER_TENSOR_STATIC, FQ_SCHEME_PER_TENSOR_DYNAMIC, FQ_SCHEME_PER_TOKEN, FQ_SCHEME_PER_GROUP,
                           FQ_SCHEME_PER_GROUP, FQ_SCHEME_PER_GROUP, FQ_SCHEME_BLOCK_2D, FQ_SCHEME_MXFP8, FQ_SCHEME_MXFP4,
                           FQ_SCHEME_NVFP4});
-    p.act = pick(rng, {0, 1, 2, 3, 4, 5, 6});
+#define FQ_ACTIVATION_VALUE(Internal, value, ...) value,
+    p.act = pick(rng, {FQ_ACTIVATIONS(FQ_ACTIVATION_VALUE)});
+#undef FQ_ACTIVATION_VALUE
     p.gate = p.act == FQ_ACTIVATION_SWIGLU_OAI ? pick(rng, {1, 2, 3}) : pick(rng, {0, 1, 2, 3});
     p.order = pick(rng, {0, 1});
     p.gate_block = pick(rng, {32, 64});

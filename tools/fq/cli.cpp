@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/enum_lists.h"
+
 namespace fqtool {
 
 void check(fqStatus_t s, const char* what) {
@@ -131,22 +133,16 @@ struct Named {
     int32_t value;
 };
 
-const Named kActivations[] = {{"identity", FQ_ACTIVATION_IDENTITY}, {"silu", FQ_ACTIVATION_SILU},
-                              {"gelu_erf", FQ_ACTIVATION_GELU_ERF}, {"gelu_tanh", FQ_ACTIVATION_GELU_TANH},
-                              {"relu", FQ_ACTIVATION_RELU},         {"relu_squared", FQ_ACTIVATION_RELU_SQUARED},
-                              {"swiglu_oai", FQ_ACTIVATION_SWIGLU_OAI}};
-const Named kSchemes[] = {{"per_tensor_static", FQ_SCHEME_PER_TENSOR_STATIC}, {"per_tensor", FQ_SCHEME_PER_TENSOR_DYNAMIC},
-                          {"per_token", FQ_SCHEME_PER_TOKEN},   {"per_group", FQ_SCHEME_PER_GROUP},
-                          {"block2d", FQ_SCHEME_BLOCK_2D},      {"mxfp8", FQ_SCHEME_MXFP8},
-                          {"mxfp4", FQ_SCHEME_MXFP4},           {"nvfp4", FQ_SCHEME_NVFP4}};
-const Named kLayouts[] = {{"row", FQ_SCALE_LAYOUT_ROW_MAJOR}, {"col", FQ_SCALE_LAYOUT_COL_MAJOR},
-                          {"tma", FQ_SCALE_LAYOUT_COL_MAJOR_TMA}, {"swizzled", FQ_SCALE_LAYOUT_SWIZZLED_128X4},
-                          {"packed", FQ_SCALE_LAYOUT_PACKED_UE8M0}};
+// The command line's names come from the one list of each enumeration (src/common/enum_lists.h).
+#define FQ_NAMED(Internal, value, NAME, cli, ...) {#cli, value},
+const Named kActivations[] = {FQ_ACTIVATIONS(FQ_NAMED)};
+const Named kSchemes[] = {FQ_SCHEMES(FQ_NAMED)};
+const Named kLayouts[] = {FQ_SCALE_LAYOUTS(FQ_NAMED)};
+const Named kGates[] = {FQ_GATE_LAYOUTS(FQ_NAMED)};
+#undef FQ_NAMED
 const Named kTypes[] = {{"e4m3fn", FQ_TYPE_FP8_E4M3FN}, {"e4m3fnuz", FQ_TYPE_FP8_E4M3FNUZ}, {"e5m2", FQ_TYPE_FP8_E5M2},
                         {"int8", FQ_TYPE_INT8},         {"e2m1", FQ_TYPE_FP4_E2M1},         {"bf16", FQ_TYPE_BF16},
                         {"fp16", FQ_TYPE_FP16},         {"fp32", FQ_TYPE_FP32},             {"e8m0", FQ_TYPE_E8M0}};
-const Named kGates[] = {{"none", FQ_GATE_LAYOUT_NONE}, {"split", FQ_GATE_LAYOUT_SPLIT},
-                        {"interleaved", FQ_GATE_LAYOUT_INTERLEAVED}, {"block", FQ_GATE_LAYOUT_BLOCK_INTERLEAVED}};
 
 std::string normalized(std::string s) {
     for (char& c : s) c = c == '-' ? '_' : char(std::tolower(static_cast<unsigned char>(c)));
@@ -189,6 +185,16 @@ std::string scheme_name(int32_t s) { return name_of(kSchemes, s); }
 std::string layout_name(int32_t l) { return name_of(kLayouts, l); }
 std::string type_name(int32_t t) { return name_of(kTypes, t); }
 std::string gate_name(int32_t g) { return name_of(kGates, g); }
+
+template <size_t N>
+std::string names_of(const Named (&table)[N]) {
+    std::string out;
+    for (const Named& e : table) out += std::string(out.empty() ? "" : ", ") + e.name;
+    return out;
+}
+std::string activation_names() { return names_of(kActivations); }
+std::string scheme_names() { return names_of(kSchemes); }
+std::string layout_names() { return names_of(kLayouts); }
 
 int32_t Problem::resolved_scale_type() const {
     if (scale_type >= 0) return scale_type;

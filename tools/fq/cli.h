@@ -62,6 +62,10 @@ std::string scheme_name(int32_t s);
 std::string layout_name(int32_t l);
 std::string type_name(int32_t t);
 std::string gate_name(int32_t g);
+// Comma-separated command-line names of every activation / scheme / scale layout (enum_lists.h).
+std::string activation_names();
+std::string scheme_names();
+std::string layout_names();
 
 // One quantization problem as the tools describe it; defaults resolve the scale type per scheme.
 struct Problem {

@@ -9,7 +9,7 @@ namespace fqtool {
 int bench_main(int argc, char** argv) {
     const Args args(argc, argv, bench_flags());
     if (args.has("help")) {
-        std::fputs(kBenchHelp, stdout);
+        std::fputs(bench_help().c_str(), stdout);
         return 0;
     }
     const size_t cases = bench_cases(args).size();

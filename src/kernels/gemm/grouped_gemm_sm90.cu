@@ -354,14 +354,11 @@ __device__ __forceinline__ void y4(const Params& p, uint32_t* const (&srow)[kRow
 template <Pairing P, int kRows>
 __device__ __forceinline__ void y4_of(const Params& p, uint32_t* const (&srow)[kRows], const int (&rows)[kRows], int lane,
                                       const float (&prob)[kRows], float (&y)[kRows][4]) {
-    switch (p.act) {
-        case Act::Silu: return y4<P, Act::Silu>(p, srow, rows, lane, prob, y);
-        case Act::GeluErf: return y4<P, Act::GeluErf>(p, srow, rows, lane, prob, y);
-        case Act::GeluTanh: return y4<P, Act::GeluTanh>(p, srow, rows, lane, prob, y);
-        case Act::Relu: return y4<P, Act::Relu>(p, srow, rows, lane, prob, y);
-        case Act::ReluSquared: return y4<P, Act::ReluSquared>(p, srow, rows, lane, prob, y);
-        case Act::SwigluOai: return y4<P, Act::SwigluOai>(p, srow, rows, lane, prob, y);
-        default: return y4<P, Act::Identity>(p, srow, rows, lane, prob, y);
+    switch (p.act) {  // every activation of FQ_ACTIVATIONS (enum_lists.h)
+#define FQ_Y4_CASE(Internal, ...) \
+    case Act::Internal: return y4<P, Act::Internal>(p, srow, rows, lane, prob, y);
+        FQ_ACTIVATIONS(FQ_Y4_CASE)
+#undef FQ_Y4_CASE
     }
 }
 
