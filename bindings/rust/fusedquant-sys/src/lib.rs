@@ -1,8 +1,45 @@
-//! Raw FFI bindings of libfusedquant, generated at build time by bindgen from
-//! `include/fusedquant/fusedquant.h` (the documentation of every item is there). Enum values are plain
-//! integer constants and cross the ABI as `int32_t`; the `fusedquant` crate is the safe API over this.
+//! Raw FFI bindings of libfusedquant, made by bindgen from `include/fusedquant/fusedquant.h` (the
+//! documentation of every item is there). Enum values are plain integer constants and cross the ABI as
+//! `int32_t`; the `fusedquant` crate is the safe API over this.
+//!
+//! By default the crate compiles the bindings checked in beside this file (`src/bindings.rs`,
+//! `src/enum_constants.rs`), so building it needs no libclang. The `bindgen` feature generates them from the
+//! header at build time instead; its test `checked_in_bindings_match_the_header` fails when the checked-in
+//! files differ from what bindgen makes of the header, and says how to update them.
 // The header's comments (C brackets included) become doc comments as they are.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, rustdoc::broken_intra_doc_links)]
 
+#[cfg(feature = "bindgen")]
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+#[cfg(feature = "bindgen")]
 include!(concat!(env!("OUT_DIR"), "/enum_constants.rs"));
+
+#[cfg(not(feature = "bindgen"))]
+include!("bindings.rs");
+#[cfg(not(feature = "bindgen"))]
+include!("enum_constants.rs");
+
+#[cfg(all(test, feature = "bindgen"))]
+mod tests {
+    use std::path::Path;
+
+    /// The text without whitespace: rustfmt's layout of bindgen's output varies with the rustfmt installed.
+    fn tokens(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        text.split_whitespace().collect()
+    }
+
+    #[test]
+    fn checked_in_bindings_match_the_header() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for name in ["bindings.rs", "enum_constants.rs"] {
+            let generated = Path::new(env!("OUT_DIR")).join(name);
+            assert!(
+                tokens(&generated) == tokens(&src.join(name)),
+                "src/{name} is not what bindgen makes of fusedquant.h; update it: cp {} {}",
+                generated.display(),
+                src.join(name).display()
+            );
+        }
+    }
+}
