@@ -14,6 +14,9 @@ include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 #[cfg(feature = "bindgen")]
 include!(concat!(env!("OUT_DIR"), "/enum_constants.rs"));
 
+// The checked-in bindings were generated for 64-bit Unix (int64_t is `c_long` there).
+#[cfg(all(not(feature = "bindgen"), not(all(unix, target_pointer_width = "64"))))]
+compile_error!("the checked-in bindings are for 64-bit Unix targets: build with the `bindgen` feature");
 #[cfg(not(feature = "bindgen"))]
 include!("bindings.rs");
 #[cfg(not(feature = "bindgen"))]

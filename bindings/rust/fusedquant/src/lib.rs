@@ -30,16 +30,23 @@ use std::ffi::CStr;
 use std::fmt;
 
 pub mod bits;
+mod device;
+mod elements;
 pub mod enums;
 mod gemm;
 mod objects;
 mod repack;
 
+pub use device::{DevicePtr, DevicePtrMut};
+pub use elements::{E8m0, Element, Fp4E2m1x2, Fp8E4m3fn, Fp8E4m3fnuz, Fp8E5m2};
 pub use enums::*;
 /// The raw bindings, for what this crate does not wrap.
 pub use fusedquant_sys as ffi;
 pub use gemm::{GemmBuffers, GemmGroups};
-pub use objects::{Element, GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
+/// The `half` crate whose `bf16` / `f16` slices the safe calls take (the default `half` feature).
+#[cfg(feature = "half")]
+pub use half;
+pub use objects::{GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
 pub use repack::{scale_repack_size, ScaleRepack};
 
 /// The version of the header this crate was built against (MAJOR*10000 + MINOR*100 + PATCH).
