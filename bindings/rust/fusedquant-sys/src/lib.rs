@@ -22,6 +22,22 @@ include!("bindings.rs");
 #[cfg(not(feature = "bindgen"))]
 include!("enum_constants.rs");
 
+#[cfg(all(test, not(feature = "bindgen")))]
+mod tests {
+    /// The checked-in declarations link against the library and call it with the header's ABI.
+    #[test]
+    fn checked_in_bindings_call_the_library() {
+        assert_eq!(unsafe { super::fqGetVersion() }, super::FQ_VERSION_NUMBER);
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { super::fqCreate(&mut handle, super::FQ_BACKEND_HOST as i32, 0) },
+            super::FQ_STATUS_SUCCESS as i32
+        );
+        assert_eq!(unsafe { super::fqDestroy(handle) }, super::FQ_STATUS_SUCCESS as i32);
+        assert!(super::HEADER_ENUM_CONSTANTS.contains(&("fqStatus", "FQ_STATUS_SUCCESS", 0)));
+    }
+}
+
 #[cfg(all(test, feature = "bindgen"))]
 mod tests {
     use std::path::Path;
