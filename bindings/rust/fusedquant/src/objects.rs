@@ -517,7 +517,7 @@ impl Handle {
 
     /// Applies the activation and quantizes `input` into `output` and its `scales`, on the host backend.
     /// Checks first that each slice's element size matches its layout's type (the scale slice's, the
-    /// scale layout's storage element) and that each holds what its layout (for the scales: the
+    /// scale layout's storage element), and a typed element's type that type and that each holds what its layout (for the scales: the
     /// scale-buffer query for the output's shape) needs; any workspace is allocated here.
     pub fn quantize<I: Element, O: Element, S: Element>(
         &self,
