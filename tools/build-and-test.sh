@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command and what CI runs: build everything (CUDA kernels included where nvcc is
 # present; FQ_CUDA_ARCHS overrides the architectures), then run the C/C++ tests (CTest: doctest suites,
-# the example, GPU tests that report "skipped" without a GPU), the Python tests and the Rust tests; then
-# the reliability checks on the host: all of that again under ASan + UBSan (tools/sanitize-tests.sh), the
-# thread tests under ThreadSanitizer (tools/tsan-tests.sh), the test-only list entries of CONTRIBUTING.md
-# (tools/recipe-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default
-# 120) with its coverage gate (tools/fuzz.sh) and the ABI check of functions and values (tools/check-abi.sh).
+# the example, GPU tests that report "skipped" without a GPU), the Python tests, the Rust tests and
+# packages; then the reliability checks on the host: all of that again under ASan + UBSan
+# (tools/sanitize-tests.sh), the thread tests under ThreadSanitizer (tools/tsan-tests.sh), the test-only list
+# entries of CONTRIBUTING.md (tools/recipe-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default 120) with
+# its coverage gate (tools/fuzz.sh) and the ABI check of functions and values (tools/check-abi.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup-deps.sh
@@ -15,7 +15,12 @@ cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 python3 -m pip install -q ./bindings/python
 python3 -m pytest -q bindings/python/tests
-(cd bindings/rust && cargo test --offline)
+# Rust: the tests (checked-in bindings), the checked-in bindings against the header (bindgen regenerates them),
+# and both crates packaged and verified as crates.io would get them (the patch lets the safe crate's package
+# resolve fusedquant-sys, which the offline registry does not hold).
+(cd bindings/rust && cargo test --offline && cargo test --offline -p fusedquant-sys --features bindgen &&
+  cargo package --workspace --offline --allow-dirty --registry crates-io \
+    --config 'patch.crates-io.fusedquant-sys.path="fusedquant-sys"')
 step() { local t=$SECONDS; "$@"; echo "== $1: $((SECONDS - t)) s"; }
 step tools/sanitize-tests.sh
 step tools/tsan-tests.sh

@@ -7,7 +7,7 @@ SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO=sudo
 pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev)
 if [[ ${1:-} != --build ]]; then
-  pkgs+=(librust-bindgen-dev clang libclang-dev
+  pkgs+=(librust-bindgen-dev librust-half-dev clang libclang-dev
          libclang-rt-dev abigail-tools)  # libFuzzer runtime (tools/fuzz.sh), abidw/abidiff (tools/check-abi.sh)
 fi
 missing=()

@@ -2,18 +2,18 @@
 //! host backend, and prints the scales and the first values of each row next to the unquantized result.
 //!
 //!     cargo run --example quantize
-use fusedquant::bits::{bf16_from_f32, bf16_to_f32, decode_byte};
+use fusedquant::half::bf16;
 use fusedquant::*;
 
 fn main() -> Result<()> {
     let (tokens, hidden) = (4usize, 256usize);
     let (m, h) = (tokens as i64, hidden as i64);
     // Row r: gate in [-4, 4), up a gentle wave whose size grows with r.
-    let input: Vec<u16> = (0..tokens * 2 * hidden)
+    let input: Vec<bf16> = (0..tokens * 2 * hidden)
         .map(|i| {
             let (r, c) = ((i / (2 * hidden)) as f32, (i % (2 * hidden)) as f32);
             let v = if c < h as f32 { (c * 0.37 + r).sin() * 4.0 } else { (c * 0.11).cos() * (r + 1.0) };
-            bf16_from_f32(v)
+            bf16::from_f32(v)
         })
         .collect();
 
@@ -35,7 +35,7 @@ fn main() -> Result<()> {
 
     let info = desc.scale_buffer(m, h, Output::Rowwise)?;
     let mut scales = vec![0f32; info.bytes as usize / 4];
-    let mut output = vec![0u8; tokens * hidden];
+    let mut output = vec![Fp8E4m3fn::default(); tokens * hidden];
     handle.quantize(&desc, &input_layout, &input, &output_layout, &mut output, &mut scales)?;
 
     let groups = info.cols as usize;
@@ -43,9 +43,8 @@ fn main() -> Result<()> {
         let row_scales = &scales[r * groups..(r + 1) * groups]; // ROW_MAJOR: S[m, k] at m * K_g + k
         println!("row {r}: scales {row_scales:?}");
         for j in 0..6 {
-            let (g, u) = (bf16_to_f32(input[r * 2 * hidden + j]), bf16_to_f32(input[r * 2 * hidden + hidden + j]));
-            let byte = output[r * hidden + j];
-            let q = decode_byte(DataType::Fp8E4m3fn, byte).unwrap();
+            let (g, u) = (input[r * 2 * hidden + j].to_f32(), input[r * 2 * hidden + hidden + j].to_f32());
+            let (byte, q) = (output[r * hidden + j].to_bits(), output[r * hidden + j].to_f32());
             println!(
                 "  y[{j}] = silu({g:+.4}) * {u:+.4} = {:+.5}   fp8 0x{byte:02x} = {q:+6.1} -> {:+.5}",
                 g / (1.0 + (-g).exp()) * u,

@@ -6,9 +6,17 @@
 //! - every C enum is a Rust enum ([`enums`]) with an `Unknown(i32)` variant for values it does not know;
 //! - every failure is an [`Error`] carrying the [`Status`] and the library's message;
 //! - [`Handle::quantize`] runs over slices on the host backend, after checking their lengths against the
-//!   layouts and the scale-buffer query; [`Handle::quantize_raw`] takes raw (device) pointers and a stream;
+//!   layouts and the scale-buffer query. Slices hold plain bits (`u16` for bf16, `u8` for fp8, ...) or typed
+//!   elements, checked against the layout's type: `half::bf16` / `half::f16` inputs (the default `half`
+//!   feature), [`Fp8E4m3fn`], [`Fp8E5m2`], [`E8m0`], ... outputs and scales with `to_f32` ([`Element`]);
+//! - [`Handle::quantize_device`] runs on a CUDA handle over device buffers the caller holds through its own
+//!   safe type, for which it implements [`DevicePtr`] / [`DevicePtrMut`]; [`Handle::quantize_raw`] takes raw
+//!   pointers and a stream;
 //! - [`Handle::repack_scales`] rewrites a scale buffer from one layout to another ([`ScaleRepack`]);
 //! - [`Handle::grouped_gemm`] runs the grouped FP8 GEMM with the fused epilogue ([`GroupedGemmDesc`]).
+//!
+//! Every object is `Send + Sync`: the C API lets several threads use one handle and one descriptor at once
+//! (docs/api.md, "Threads"), and setters take `&mut self`.
 //!
 //! ```no_run
 //! use fusedquant::*;
@@ -19,8 +27,8 @@
 //! desc.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?.set_group_size(128)?;
 //! let input_layout = TensorLayout::new(DataType::Bf16, tokens, 2 * hidden, 2 * hidden)?;
 //! let output_layout = TensorLayout::new(DataType::Fp8E4m3fn, tokens, hidden, hidden)?;
-//! let input = vec![0u16; (tokens * 2 * hidden) as usize]; // bf16 bit patterns
-//! let mut output = vec![0u8; (tokens * hidden) as usize];
+//! let input = vec![half::bf16::ZERO; (tokens * 2 * hidden) as usize]; // or u16 bit patterns
+//! let mut output = vec![Fp8E4m3fn::default(); (tokens * hidden) as usize]; // or u8
 //! let mut scales = vec![0f32; desc.scale_buffer_size(tokens, hidden, Output::Rowwise)? / 4];
 //! handle.quantize(&desc, &input_layout, &input, &output_layout, &mut output, &mut scales)?;
 //! # Ok(()) }
@@ -30,16 +38,23 @@ use std::ffi::CStr;
 use std::fmt;
 
 pub mod bits;
+mod device;
+mod elements;
 pub mod enums;
 mod gemm;
 mod objects;
 mod repack;
 
+pub use device::{DevicePtr, DevicePtrMut};
+pub use elements::{E8m0, Element, Fp4E2m1x2, Fp8E4m3fn, Fp8E4m3fnuz, Fp8E5m2};
 pub use enums::*;
 /// The raw bindings, for what this crate does not wrap.
 pub use fusedquant_sys as ffi;
 pub use gemm::{GemmBuffers, GemmGroups};
-pub use objects::{Element, GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
+/// The `half` crate whose `bf16` / `f16` slices the safe calls take (the default `half` feature).
+#[cfg(feature = "half")]
+pub use half;
+pub use objects::{GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
 pub use repack::{scale_repack_size, ScaleRepack};
 
 /// The version of the header this crate was built against (MAJOR*10000 + MINOR*100 + PATCH).

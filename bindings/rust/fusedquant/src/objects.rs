@@ -1,5 +1,6 @@
 //! The three C objects (handle, quantization descriptor, tensor layout), their attributes and the calls
 //! that use them.
+use crate::elements::Element;
 use crate::{check, enums::*, Error, Result};
 use fusedquant_sys as sys;
 use std::ffi::c_void;
@@ -107,10 +108,12 @@ macro_rules! owned {
                 set_attr(value, |buf, size| unsafe { sys::$set_fn(self.0, attr.into(), buf, size) })
             }
         }
-        // The C objects are plain values behind a thread-safe registry, with no thread affinity; the error
-        // message is thread-local but read right after the failing call, on the same thread. Not Sync:
-        // the header promises nothing about concurrent use of one object.
+        // The C objects have no thread affinity, and the C API lets several threads use one at once
+        // (docs/api.md "Threads": each call copies the objects it reads at entry, under the lock attribute
+        // writes take). Setters take `&mut self`, so safe code cannot change an object another thread uses;
+        // the thread-local error message is read right after the failing call, on the same thread.
         unsafe impl Send for $name {}
+        unsafe impl Sync for $name {}
         impl Drop for $name {
             fn drop(&mut self) { unsafe { sys::$destroy(self.0) }; }
         }
@@ -399,27 +402,24 @@ impl TensorLayout {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Element types of the slices [`Handle::quantize`] takes; every bit pattern is a valid value of each,
-/// since the library writes raw bytes. bf16 / fp16 travel as `u16` bits, fp8 / int8 / e8m0 and pairs of
-/// fp4 as `u8` (or `i8`), fp32 as `f32`, int32 (packed UE8M0 scales) as `u32` or `i32`.
-pub trait Element: sealed::Sealed + Copy {}
-
-macro_rules! elements {
-    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl Element for $t {})*};
-}
-elements!(u8, i8, u16, i16, u32, i32, f32);
-
 pub(crate) fn invalid(message: String) -> Error {
     Error::new(Status::InvalidValue, message)
+}
+
+/// Checks that a slice of typed elements (`half::bf16`, [`crate::Fp8E4m3fn`], ...) has the type it is used as.
+pub(crate) fn check_type(what: &str, element: Option<DataType>, dtype: DataType) -> Result<()> {
+    match element {
+        Some(element) if element != dtype => {
+            Err(invalid(format!("{what}: slice of {element:?} elements for {dtype:?} data")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks that `data`'s elements have the size of `layout`'s and that it holds every element addressed.
 pub(crate) fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &[T]) -> Result<()> {
     let dtype = layout.dtype()?;
+    check_type(what, T::DTYPE, dtype)?;
     let element_bytes = dtype.bits().map_or(0, |bits| (bits as usize / 8).max(1));
     if size_of::<T>() != element_bytes {
         let msg = format!("{what}: slice elements of {} bytes for {dtype:?} elements", size_of::<T>());
@@ -444,6 +444,13 @@ fn check_scales<S: Element>(
 ) -> Result<()> {
     let need = desc.scale_buffer_size(rows, cols, which)?;
     let element = desc.scale_buffer_info(rows, cols, which, ScaleInfo::ElementBytes)?;
+    if need > 0 {
+        check_type(
+            what,
+            S::DTYPE,
+            DataType::from(desc.scale_buffer_info(rows, cols, which, ScaleInfo::Dtype)? as i32),
+        )?;
+    }
     if need > 0 && size_of::<S>() as i64 != element {
         return Err(invalid(format!("{what}: slice elements of {} bytes for {element}-byte scales", size_of::<S>())));
     }
@@ -479,7 +486,9 @@ impl Handle {
         Ok(Handle(handle))
     }
 
-    /// Workspace bytes [`Self::quantize_raw`] needs for this problem (0 for every current variant).
+    /// Workspace bytes [`Self::quantize_raw`] needs for this problem: 0, except for NVFP4 on a CUDA handle
+    /// without [`QuantDesc::global_amax_pointer`]: 4 bytes of device memory per expert (4 without a MoE
+    /// layout), where the global amax is reduced and left for decoding ([`Handle::quantize`] allocates it).
     pub fn workspace_size(&self, desc: &QuantDesc, input: &TensorLayout, output: &TensorLayout) -> Result<usize> {
         let mut bytes = 0;
         check(unsafe { sys::fqGetWorkspaceSize(self.0, desc.0, input.0, output.0, &mut bytes) })?;
@@ -508,7 +517,7 @@ impl Handle {
 
     /// Applies the activation and quantizes `input` into `output` and its `scales`, on the host backend.
     /// Checks first that each slice's element size matches its layout's type (the scale slice's, the
-    /// scale layout's storage element) and that each holds what its layout (for the scales: the
+    /// scale layout's storage element), and a typed element's type that type and that each holds what its layout (for the scales: the
     /// scale-buffer query for the output's shape) needs; any workspace is allocated here.
     pub fn quantize<I: Element, O: Element, S: Element>(
         &self,

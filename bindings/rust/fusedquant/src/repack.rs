@@ -1,5 +1,6 @@
 //! Scale repack (`fqScaleRepack`): a scale buffer rewritten from one layout to another, batched, with an
 //! optional stacked side whose batches are delimited by row offsets (MoE experts stacked contiguously).
+use crate::objects::check_type;
 use crate::{check, enums::*, Element, Error, Handle, Result};
 use fusedquant_sys as sys;
 use std::ffi::c_void;
@@ -96,6 +97,8 @@ impl Handle {
             let msg = "handle: repack_scales takes host slices; on a CUDA handle use repack_scales_raw";
             return Err(Error::new(Status::InvalidValue, msg));
         }
+        check_type("src", S::DTYPE, r.scale_type)?;
+        check_type("dst", D::DTYPE, r.scale_type)?;
         let offsets = match row_offsets {
             None => ptr::null(),
             Some(o) => {
