@@ -456,7 +456,7 @@ TEST_CASE("fq info: version, the build's CUDA architectures, the GPUs seen and t
     }
     if (r.out.find("CUDA architectures: none") != std::string::npos)
         CHECK(r.out.find("CUDA architectures: none: host backend only") != std::string::npos);
-    CHECK(r.out.find(gpus ? "GPUs:" : "GPUs: none (") != std::string::npos);
+    CHECK(r.out.find(gpus ? "GPU 0: compute capability " : "GPUs: none (") != std::string::npos);
     CHECK(r.out.find("host backend: variant per operation:") != std::string::npos);
     // One line per scheme, each naming the variant fqQuerySupport gives on the host backend.
     fqHandle_t host = nullptr;
