@@ -18,7 +18,8 @@ INSTALLED = REPO not in PACKAGE.parents
 
 def _import_in_a_new_process(env):
     """fusedquant.library_path as a fresh interpreter importing this same package sees it."""
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent), **env}
+    path = os.pathsep.join(filter(None, [str(PACKAGE.parent), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, **env}
     env = {k: v for k, v in env.items() if v is not None}
     code = "import fusedquant; print(fusedquant.library_path)"
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=PACKAGE.anchor, check=True,
