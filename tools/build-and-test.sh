@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command and what CI runs: build everything (CUDA kernels included where nvcc is
 # present; FQ_CUDA_ARCHS overrides the architectures), then run the C/C++ tests (CTest: doctest suites,
-# the example, GPU tests that report "skipped" without a GPU), the Python tests, the Rust tests and
-# packages; then the reliability checks on the host: all of that again under ASan + UBSan
+# the example, GPU tests that report "skipped" without a GPU), the Python tests (against the source tree,
+# then against the wheel packed from this same build and installed into a fresh venv: tools/test-wheel.sh),
+# the Rust tests and packages; then the reliability checks on the host: all of that again under ASan + UBSan
 # (tools/sanitize-tests.sh), the thread tests under ThreadSanitizer (tools/tsan-tests.sh), the test-only list
 # entries of CONTRIBUTING.md (tools/recipe-tests.sh), the API fuzzer for FQ_FUZZ_SECONDS (default 120) with
 # its coverage gate (tools/fuzz.sh) and the ABI check of functions and values (tools/check-abi.sh).
@@ -13,8 +14,8 @@ archs=${FQ_CUDA_ARCHS:-80;89;90a;100a}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "-DFQ_CUDA_ARCHS=${archs}"
 cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
-python3 -m pip install -q ./bindings/python
-python3 -m pytest -q bindings/python/tests
+PYTHONPATH=bindings/python FUSEDQUANT_LIBRARY=$PWD/build/libfusedquant.so python3 -m pytest -q bindings/python/tests
+tools/test-wheel.sh build
 # Rust: the tests (checked-in bindings), the checked-in bindings against the header (bindgen regenerates them),
 # and both crates packaged and verified as crates.io would get them (the patch lets the safe crate's package
 # resolve fusedquant-sys, which the offline registry does not hold).

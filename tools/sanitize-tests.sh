@@ -18,7 +18,8 @@ asan=$(g++ -print-file-name=libasan.so)
 lib=$(readlink -f "$build/libfusedquant.so")
 python=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter itself, not a shim script
 echo "sanitize: Python tests against $lib"
-FUSEDQUANT_LIBRARY=$lib LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 "$python" -m pytest -q bindings/python/tests
+PYTHONPATH=bindings/python FUSEDQUANT_LIBRARY=$lib LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 \
+  "$python" -m pytest -q bindings/python/tests
 
 echo "sanitize: Rust tests against $lib"
 (cd bindings/rust && FUSEDQUANT_LIB_DIR="$(dirname "$lib")" CARGO_TARGET_DIR="$PWD/../../$build/cargo" \

@@ -1,7 +1,7 @@
 """Reads include/fusedquant/fusedquant.h and produces everything the binding knows about the C API.
 
-Nothing in the package is copied from the header by hand. This module (standard library only, so setup.py
-can load it by path before the package is importable) turns the header into:
+Nothing in the package is copied from the header by hand. This module (standard library only, so the build
+can run it as a script before the package is installed) turns the header into:
   cdef            the header run through the C preprocessor (FQ_API empty, the FQ_EXPERIMENTAL_API section
                   included: the binding offers the grouped GEMM and the handle's knobs, documented as
                   experimental; empty <stdint.h>/<stddef.h>
@@ -11,9 +11,9 @@ can load it by path before the package is importable) turns the header into:
   attribute_types {enum: {member: (C type, enum name or None)}} for each fq*Attribute enum, read from the
                   "/**< int32_t fqActivation, ..." comment at each value (the header documents each
                   attribute's C type there); the tests check the sizes against the library
-It is used by setup.py (writing fusedquant/_cdef.py at build time), by the package at import time when no
-generated module exists (running from a source checkout), and by the tests (the binding must equal a fresh
-generation from the header).
+It is run by the CMake build (`python _gen.py HEADER OUT`, writing fusedquant/_cdef.py, which the wheel
+carries), by the package at import time when no generated module exists (running from a source checkout), and
+by the tests (the binding must equal a fresh generation from the header).
 """
 import hashlib
 import os
@@ -76,9 +76,14 @@ def generate(header, cc=None):
 def render(data):
     """The source of fusedquant/_cdef.py."""
     import pprint
-    return ('"""Generated from include/fusedquant/fusedquant.h by fusedquant/_gen.py when the package was built.\n'
+    return ('"""Generated from include/fusedquant/fusedquant.h by fusedquant/_gen.py when the library was built.\n'
             'Do not edit and do not commit."""\n\nDATA = ' + pprint.pformat(data, width=110, sort_dicts=False) + "\n")
 
 
-if __name__ == "__main__":  # python _gen.py HEADER > _cdef.py
-    sys.stdout.write(render(generate(sys.argv[1])))
+if __name__ == "__main__":  # python _gen.py HEADER [OUT]: the source of _cdef.py to OUT, or to stdout
+    source = render(generate(sys.argv[1]))
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w", encoding="utf-8") as f:
+            f.write(source)
+    else:
+        sys.stdout.write(source)
