@@ -12,7 +12,8 @@
 
 namespace fq::cuda {
 
-// ---- Host side ---------------------------------------------------------------------------------------
+// Defined in variants.cu: Params from a launch's arguments, and the tensor amax's set-up (step 1) and finalize
+// (step 3) launches.
 Params make_params(const LaunchArgs& a);
 // Whether the 16-byte IO forms run c: aligned pointers and row strides, a width divisible by 8.
 bool vector_io_ok(const OpConfig& c);
