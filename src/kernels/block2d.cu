@@ -4,7 +4,7 @@
 // registers, the tile's amax is reduced with warp shuffles and one shared-memory step, then the values are
 // quantized from those registers.
 //   block2d_vec      weights (no activation, not gated) with 16-byte rows: the load / quantize / store blocks
-//                    of the row kernels (fused_quant.cuh), hardware fp8 conversion on sm_89+; all of a thread's
+//                    of the row kernels (kernels/blocks/), hardware fp8 conversion on sm_89+; all of a thread's
 //                    loads are in flight before the first is used, and the raw inputs stay in registers (the
 //                    amax pass and the quantize pass each activate them).
 //   block2d_generic  any activation and gate layout, element IO: the FQ_HD code the host reference calls
