@@ -1215,6 +1215,118 @@ fqStatus_t repack(const RArgs& a) {
                          a.src, a.src_bytes, a.dst_layout, a.dst, a.dst_bytes, a.stream);
 }
 
+// ---- The one-call entry points ---------------------------------------------------------------------------
+
+// All arguments of fqQuantizeSimple, valid by default (the world's problem with the default groups of 128:
+// 16 bytes of fp32 scales); a case spoils one.
+struct SimpleArgs {
+    fqHandle_t h;
+    int32_t act, gate, scheme, in_type, out_type, layout;
+    int64_t rows, cols;
+    const void* x;
+    void* y;
+    void* s;
+    size_t sbytes;
+    void* ws;
+    size_t wsbytes;
+    fqStream_t stream;
+};
+constexpr size_t kSimpleScaleBytes = kRows * 4;
+
+void one_call_cases(Cases& c) {
+    using Spoil = std::function<void(World&, SimpleArgs&)>;
+    auto q = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil) -> Case& {
+        Case& k = c.add("fqQuantizeSimple", std::move(arg), std::move(how), std::move(want), std::move(names), [spoil](World& w) {
+            SimpleArgs a{w.h, FQ_ACTIVATION_SILU, FQ_GATE_LAYOUT_SPLIT, FQ_SCHEME_PER_GROUP, FQ_TYPE_BF16, FQ_TYPE_FP8_E4M3FN,
+                         FQ_SCALE_LAYOUT_ROW_MAJOR, kRows, kCols, w.x.data(), w.values.p(), w.scales.p(), kSimpleScaleBytes,
+                         nullptr, 0, nullptr};
+            spoil(w, a);
+            return fqQuantizeSimple(a.h, a.act, a.gate, a.scheme, a.in_type, a.out_type, a.layout, a.rows, a.cols, a.x,
+                                    a.y, a.s, a.sbytes, a.ws, a.wsbytes, a.stream);
+        });
+        k.fit.scales = kSimpleScaleBytes;
+        return k;
+    };
+    q("handle", "valid problem (control): the last value and scale byte written", {OK}, "", [](World&, SimpleArgs&) {})
+        .after = [](World& w) {
+            return w.values.at(size_t(kRows * kCols) - 1) != kPoison && w.scales.at(kSimpleScaleBytes - 1) != kPoison;
+        };
+    for (Bad b : kBadObjects) q("handle", bad_name(b), {HANDLE}, "handle", [b](World& w, SimpleArgs& a) { a.h = bad_handle(w, b); });
+    for (int32_t v : {-1, 7, INT32_MAX})
+        q("activation", str(v), {INVALID}, "FQ_QUANT_DESC_ACTIVATION", [v](World&, SimpleArgs& a) { a.act = v; });
+    q("activation", "SWIGLU_OAI not gated", {INVALID}, "FQ_QUANT_DESC_ACTIVATION", [](World&, SimpleArgs& a) {
+        a.act = FQ_ACTIVATION_SWIGLU_OAI;
+        a.gate = FQ_GATE_LAYOUT_NONE;
+    });
+    for (int32_t v : {-1, 4})
+        q("gateLayout", str(v), {INVALID}, "FQ_QUANT_DESC_GATE_LAYOUT", [v](World&, SimpleArgs& a) { a.gate = v; });
+    q("gateLayout", "BLOCK_INTERLEAVED over 64 columns (blocks of 32: allowed)", {OK}, "",
+      [](World&, SimpleArgs& a) { a.gate = FQ_GATE_LAYOUT_BLOCK_INTERLEAVED; });
+    for (int32_t v : {-1, 8})
+        q("scheme", str(v), {INVALID}, "FQ_QUANT_DESC_SCHEME", [v](World&, SimpleArgs& a) { a.scheme = v; });
+    q("scheme", "PER_TENSOR_STATIC (its scale takes the descriptor API)", {NULLP}, "FQ_QUANT_DESC_STATIC_SCALE_POINTER",
+      [](World&, SimpleArgs& a) { a.scheme = FQ_SCHEME_PER_TENSOR_STATIC; });
+    q("inputType", "FP32", {INVALID}, "inputLayout", [](World&, SimpleArgs& a) { a.in_type = FQ_TYPE_FP32; });
+    q("inputType", "99", {INVALID}, "dtype", [](World&, SimpleArgs& a) { a.in_type = 99; });
+    for (int32_t v : {int32_t(FQ_TYPE_BF16), int32_t(FQ_TYPE_INT32), 99})
+        q("outputType", str(v), {INVALID}, "FQ_QUANT_DESC_OUTPUT_TYPE", [v](World&, SimpleArgs& a) { a.out_type = v; });
+    q("outputType", "FP4_E2M1 under PER_GROUP", {INVALID}, "FQ_QUANT_DESC_OUTPUT_TYPE",
+      [](World&, SimpleArgs& a) { a.out_type = FQ_TYPE_FP4_E2M1; });
+    for (int32_t v : {-1, 5})
+        q("scaleLayout", str(v), {INVALID}, "FQ_QUANT_DESC_SCALE_LAYOUT", [v](World&, SimpleArgs& a) { a.layout = v; });
+    q("scaleLayout", "SWIZZLED_128X4 of fp32 scales", {INVALID}, "FQ_QUANT_DESC_SCALE_LAYOUT",
+      [](World&, SimpleArgs& a) { a.layout = FQ_SCALE_LAYOUT_SWIZZLED_128X4; });
+    q("rows", "-1", {INVALID}, "rows", [](World&, SimpleArgs& a) { a.rows = -1; });
+    q("rows", "0: nothing written (allowed)", {OK}, "", [](World&, SimpleArgs& a) { a.rows = 0; })
+        .after = [](World& w) { return w.values.untouched_from(0) && w.scales.untouched_from(0); };
+    for (int64_t v : {int64_t(0), int64_t(-64)})
+        q("cols", str(v), {INVALID}, "cols", [v](World&, SimpleArgs& a) { a.cols = v; });
+    q("cols", "INT64_MAX: a gated input twice as wide overflows", {INVALID}, "cols",
+      [](World&, SimpleArgs& a) { a.cols = INT64_MAX; a.rows = 0; });
+    q("cols", "48: not the world's 64", {OK}, "", [](World&, SimpleArgs& a) { a.cols = 48; });
+    q("input", "NULL", {NULLP}, "input:", [](World&, SimpleArgs& a) { a.x = nullptr; });
+    q("input", "odd address", {MISALIGNED}, "input:", [](World&, SimpleArgs& a) { a.x = static_cast<const uint8_t*>(a.x) + 1; });
+    q("output", "NULL", {NULLP}, "output:", [](World&, SimpleArgs& a) { a.y = nullptr; });
+    q("output", "the input's memory", {INVALID}, "output", [](World& w, SimpleArgs& a) { a.y = w.x.data(); });
+    q("scales", "NULL", {NULLP}, "scales", [](World&, SimpleArgs& a) { a.s = nullptr; });
+    q("scales", "fp32 scales at +2", {MISALIGNED}, "scales", [](World&, SimpleArgs& a) { a.s = static_cast<uint8_t*>(a.s) + 2; });
+    q("scalesSizeInBytes", "one byte short", {SMALL}, "scalesSizeInBytes",
+      [](World&, SimpleArgs& a) { a.sbytes = kSimpleScaleBytes - 1; });
+    q("workspace", "given though none is needed (allowed)", {OK}, "",
+      [](World& w, SimpleArgs& a) { a.ws = w.col_scales.p(); a.wsbytes = 4; });
+    q("workspaceSizeInBytes", "given without a workspace, none needed (allowed)", {OK}, "",
+      [](World&, SimpleArgs& a) { a.wsbytes = 64; });
+    q("stream", "non-NULL on the host backend (ignored)", {OK}, "",
+      [](World& w, SimpleArgs& a) { a.stream = reinterpret_cast<fqStream_t>(&w.wild); });
+
+    auto z = [&c](std::string arg, std::string how, std::vector<S> want, std::string names,
+                  std::function<S(World&, size_t*)> call) {
+        c.add("fqGetScaleBufferSizeSimple", std::move(arg), std::move(how), std::move(want), std::move(names),
+              [call](World& w) { return call(w, reinterpret_cast<size_t*>(w.size.p())); });
+    };
+    z("scheme", "MXFP8 swizzled (control): 128 x 4 bytes", {OK}, "", [](World&, size_t* n) {
+        const S s = fqGetScaleBufferSizeSimple(FQ_SCHEME_MXFP8, FQ_TYPE_FP8_E4M3FN, FQ_SCALE_LAYOUT_SWIZZLED_128X4, 4, 64, n);
+        return s == OK && *n == 512 ? OK : FQ_STATUS_INTERNAL_ERROR;
+    });
+    z("scheme", "8", {INVALID}, "FQ_QUANT_DESC_SCHEME",
+      [](World&, size_t* n) { return fqGetScaleBufferSizeSimple(8, FQ_TYPE_FP8_E4M3FN, 0, 4, 64, n); });
+    z("outputType", "FP4_E2M1 under PER_GROUP", {INVALID}, "FQ_QUANT_DESC_OUTPUT_TYPE", [](World&, size_t* n) {
+        return fqGetScaleBufferSizeSimple(FQ_SCHEME_PER_GROUP, FQ_TYPE_FP4_E2M1, 0, 4, 64, n);
+    });
+    z("scaleLayout", "-1", {INVALID}, "FQ_QUANT_DESC_SCALE_LAYOUT", [](World&, size_t* n) {
+        return fqGetScaleBufferSizeSimple(FQ_SCHEME_PER_GROUP, FQ_TYPE_FP8_E4M3FN, -1, 4, 64, n);
+    });
+    z("rows", "-1", {INVALID}, "rows", [](World&, size_t* n) {
+        return fqGetScaleBufferSizeSimple(FQ_SCHEME_PER_GROUP, FQ_TYPE_FP8_E4M3FN, 0, -1, 64, n);
+    });
+    z("cols", "0", {INVALID}, "cols", [](World&, size_t* n) {
+        return fqGetScaleBufferSizeSimple(FQ_SCHEME_PER_GROUP, FQ_TYPE_FP8_E4M3FN, 0, 4, 0, n);
+    });
+    z("sizeInBytes", "NULL", {NULLP}, "sizeInBytes", [](World&, size_t*) {
+        return fqGetScaleBufferSizeSimple(FQ_SCHEME_PER_GROUP, FQ_TYPE_FP8_E4M3FN, 0, 4, 64, nullptr);
+    });
+}
+
 void repack_cases(Cases& c) {
     using Spoil = std::function<void(World&, RArgs&)>;
     auto r = [&c](std::string arg, std::string how, std::vector<S> want, std::string names, Spoil spoil) -> Case& {
@@ -1639,6 +1751,7 @@ const std::vector<Case>& all_cases() {
         desc_cases(c);
         query_cases(c);
         quantize_cases(c);
+        one_call_cases(c);
         repack_cases(c);
         gemm_desc_cases(c);
         gemm_query_cases(c);
@@ -1771,6 +1884,8 @@ FQ_BAD_INPUT_TEST(fqQuerySupport)
 FQ_BAD_INPUT_TEST(fqGetVariantCount)
 FQ_BAD_INPUT_TEST(fqGetVariantName)
 FQ_BAD_INPUT_TEST(fqQuantize)
+FQ_BAD_INPUT_TEST(fqQuantizeSimple)
+FQ_BAD_INPUT_TEST(fqGetScaleBufferSizeSimple)
 FQ_BAD_INPUT_TEST(fqGetScaleRepackSize)
 FQ_BAD_INPUT_TEST(fqScaleRepack)
 FQ_BAD_INPUT_TEST(fqGroupedGemmDescCreate)

@@ -5,7 +5,7 @@
 set -euo pipefail
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO=sudo
-pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev)
+pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev libdlpack-dev)
 if [[ ${1:-} != --build ]]; then
   pkgs+=(librust-bindgen-dev librust-half-dev clang libclang-dev
          libclang-rt-dev abigail-tools)  # libFuzzer runtime (tools/fuzz.sh), abidw/abidiff (tools/check-abi.sh)

@@ -447,6 +447,42 @@ FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayo
                              fqStream_t stream);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* One call: the common case without descriptor or layout objects                                  */
+/* ---------------------------------------------------------------------------------------------- */
+
+/** fqQuantize of a packed [rows, W] input (W = 2 * cols gated, cols otherwise; row stride W) to a packed
+ *  [rows, cols] output (row stride cols; FP4: cols / 2 bytes) in one call, in the manner of zstd's simple API:
+ *
+ *      fqQuantizeSimple(h, FQ_ACTIVATION_SILU, FQ_GATE_LAYOUT_SPLIT, FQ_SCHEME_PER_GROUP, FQ_TYPE_BF16,
+ *                       FQ_TYPE_FP8_E4M3FN, FQ_SCALE_LAYOUT_COL_MAJOR_TMA, tokens, hidden, x, y, s,
+ *                       scale_bytes, NULL, 0, stream);
+ *
+ *  It is exactly the descriptor route below, run by the library: a descriptor whose ACTIVATION, GATE_LAYOUT,
+ *  SCHEME, OUTPUT_TYPE and SCALE_LAYOUT are these arguments, SCALE_TYPE the scheme's own (E8M0 for MXFP8 and
+ *  MXFP4, FP8_E4M3FN for NVFP4, FP32 otherwise) and every other attribute its default (PER_GROUP: groups of 128;
+ *  gate first; DIVIDE; the MX rule RCEIL; NVFP4's global amax computed); fqTensorLayoutCreate of the output
+ *  (outputType, rows, cols, cols), then of the input (inputType, rows, W, W); then fqQuantize. A bad argument
+ *  gets the status and message that route gives at the step that refuses it (fqQuantDescSetAttribute,
+ *  fqTensorLayoutCreate or fqQuantize: the message names the attribute or layout argument it sets), and a
+ *  good one writes the same bytes. What needs another attribute (PER_TENSOR_STATIC's scale, MoE layouts,
+ *  columnwise outputs, a routing probability, a row stride) takes the descriptor API.
+ *  `scalesSizeInBytes` is at least fqGetScaleBufferSizeSimple's; `workspace` is fqQuantize's (4 bytes for
+ *  NVFP4 on a CUDA handle, where the global amax is reduced and left; else NULL and 0). */
+FQ_API fqStatus_t fqQuantizeSimple(fqHandle_t handle, int32_t activation, int32_t gateLayout, int32_t scheme,
+                                   int32_t inputType, int32_t outputType, int32_t scaleLayout, int64_t rows,
+                                   int64_t cols, const void* input, void* output, void* scales,
+                                   size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,
+                                   fqStream_t stream);
+
+/** The bytes fqQuantizeSimple (and fqQuantizeDLPack) write to `scales` for an output of `rows` x `cols`: what
+ *  fqGetScaleBufferSize returns for the descriptor fqQuantizeSimple builds, checked the same way. */
+FQ_API fqStatus_t fqGetScaleBufferSizeSimple(int32_t scheme, int32_t outputType, int32_t scaleLayout, int64_t rows,
+                                             int64_t cols, size_t* sizeInBytes);
+
+/* fqQuantizeDLPack, the one call on DLPack tensors (DLTensor* in and out), is declared in
+ * <fusedquant/fusedquant_dlpack.h>, which includes <dlpack/dlpack.h>; this header needs neither. */
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Scale repack: one scale layout to another                                                        */
 /* ---------------------------------------------------------------------------------------------- */
 

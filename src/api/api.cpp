@@ -12,6 +12,7 @@
 #include "config.h"
 #include "error.h"
 #include "objects.h"
+#include "one_call.h"
 #include "snapshot.h"
 
 using namespace fq;
@@ -118,6 +119,18 @@ fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in,
     return build_config(o->handle, o->desc, o->in, o->out, c);
 }
 
+// fqTensorLayoutCreate's checks of a new layout, shared with the one-call entry points (whose layouts are
+// refused with the same statuses and messages).
+fqStatus_t new_layout(int32_t dtype, int64_t rows, int64_t cols, int64_t ld, fqTensorLayoutOpaque* out) {
+    if (dtype < 0 || dtype > FQ_TYPE_INT32) return fail(FQ_STATUS_INVALID_VALUE, "dtype: {} is not an fqDataType value", dtype);
+    if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
+    if (cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "cols: {} must be positive", cols);
+    if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
+    *out = fqTensorLayoutOpaque{dtype, rows, cols, ld};
+    FQ_TRY(check_layout("layout", *out));  // FP4 strides, and extents that overflow
+    return FQ_STATUS_SUCCESS;
+}
+
 // Bytes from the first byte of `rows` rows of `cols` elements, `ld` apart, to one past the last (0 without
 // rows); the layout's bounds (check_layout) keep every product in range.
 int64_t span_bytes(int32_t dtype, int64_t rows, int64_t cols, int64_t ld) {
@@ -145,6 +158,82 @@ fqStatus_t check_no_aliasing(const char* function, const Region (&r)[N]) {
                             "its inputs and writes each output into memory of its own", r[j].arg, r[i].arg, r[j].bytes,
                             r[j].p, r[i].bytes, r[i].p, function);
     return FQ_STATUS_SUCCESS;
+}
+
+// fqQuantize from its validated configuration on: the buffers' checks and the launch. Every quantizing entry
+// point (fqQuantize, the one-call fqQuantizeSimple and fqQuantizeDLPack) ends here, so each refuses a buffer
+// with the same status and message.
+fqStatus_t quantize(const QuantObjects& o, OpConfig& c, const void* input, void* output, void* scales,
+                    size_t scales_bytes, void* workspace, size_t workspace_size, fqStream_t stream) {
+    const fqContext& h = o.handle;
+    // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
+    const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
+    const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
+    if (size_t(rowwise_scale_bytes) > scales_bytes)
+        return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales{}",
+                    scales_bytes, rowwise_scale_bytes, name(c.scales.layout), c.scales.rows, c.scales.cols,
+                    c.scale_batch > 1 ? fmt::format(" in each of {} blocks", c.scale_batch) : "");
+    if (c.rows > 0) {
+        if (!input) return fail(FQ_STATUS_NULL_POINTER, "input: NULL");
+        if (!output && c.rowwise()) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
+    }
+    if (rowwise_scale_bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", rowwise_scale_bytes);
+    // Element alignment, on every backend alike: the host reads 16-bit inputs and fp32 values in place,
+    // and the kernels need at least as much.
+    if (c.rows > 0 && (reinterpret_cast<uintptr_t>(input) & 1u))
+        return fail(FQ_STATUS_MISALIGNED, "input: {} is not 2-byte aligned (16-bit elements)", input);
+    if (c.scales.type == DType::Fp32 && rowwise_scale_bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
+        return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
+    const void* col_scales = col_scale_bytes > 0 ? c.col_scales_ptr : nullptr;
+    // Every pointer the call reads or writes; the descriptor's first six hold 4-byte elements (fp32 or
+    // int32), and so do fp32 columnwise scales.
+    const std::pair<const char*, const void*> ptrs[] = {
+        {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
+        {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
+        {"FQ_QUANT_DESC_MOE_OFFSETS_POINTER", c.moe_offsets}, {"FQ_QUANT_DESC_MOE_COUNTS_POINTER", c.moe_counts},
+        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? col_scales : nullptr},
+        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? nullptr : col_scales},
+        {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.columnwise() && c.rows ? c.col_output : nullptr},
+        {"input", c.rows ? input : nullptr}, {"output", c.rows && c.rowwise() ? output : nullptr},
+        {"scales", rowwise_scale_bytes ? scales : nullptr}};
+    constexpr size_t kFourBytePointers = 7;
+    for (size_t i = 0; i < kFourBytePointers; ++i)
+        if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
+            return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
+                        i == 4 || i == 5 ? "int32" : "fp32");
+    const int64_t values_bytes = span_bytes(o.out.dtype, c.rows, c.cols, c.out_ld);
+    const int64_t col_values_bytes = !c.columnwise() ? 0
+                                     : c.col_transpose ? c.cols * layout_bytes(o.out.dtype, c.rows)
+                                                       : values_bytes;
+    const Region regions[] = {
+        {"input", input, span_bytes(o.in.dtype, c.rows, c.in_cols, c.in_ld)},
+        {"output", output, c.rowwise() ? values_bytes : 0},
+        {"scales", scales, rowwise_scale_bytes},
+        {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.col_output, col_values_bytes},
+        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
+    FQ_TRY(check_no_aliasing("fqQuantize", regions));
+    if (h.backend == Backend::Cuda) {
+        // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
+        FQ_TRY(cuda_check_current_device(h.device));
+        for (const auto& [arg, p] : ptrs)
+            if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
+    }
+    c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
+    const Variant* v = nullptr;
+    FQ_TRY(select_variant(h.backend, h.arch, h.variant, c, &v));
+    // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
+    const size_t needed_workspace = workspace_bytes(c, h.backend);
+    if (needed_workspace > workspace_size)
+        return fail(FQ_STATUS_INSUFFICIENT_WORKSPACE, "workspaceSizeInBytes: {} bytes is smaller than the {} "
+                    "fqGetWorkspaceSize returns (NVFP4 on CUDA without FQ_QUANT_DESC_GLOBAL_AMAX_POINTER reduces "
+                    "the global amax there)", workspace_size, needed_workspace);
+    if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
+    if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
+        return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
+    if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, h.device));
+    return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
+                             reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
+                             h.wide_tile_min});
 }
 
 // ---- Scale repack ----------------------------------------------------------------------------------
@@ -193,6 +282,42 @@ fqStatus_t repack_side(const char* layout_arg, const char* shape_arg, int32_t ty
 
 
 }  // namespace
+
+namespace fq {
+namespace {
+
+// A descriptor as the one-call entry points configure it: each argument set as fqQuantDescSetAttribute sets it
+// (so a bad value gets its status and message), the scale type the scheme's own, everything else the defaults.
+fqStatus_t one_call_desc(int32_t activation, int32_t gate_layout, int32_t scheme, int32_t output_type,
+                         int32_t scale_layout, fqQuantDescOpaque* d) {
+    const std::pair<int32_t, int32_t> given[] = {{FQ_QUANT_DESC_ACTIVATION, activation},
+                                                 {FQ_QUANT_DESC_GATE_LAYOUT, gate_layout},
+                                                 {FQ_QUANT_DESC_SCHEME, scheme}};
+    for (const auto& [attr, value] : given) FQ_TRY(set_attr(kDescAttrs, "quantization descriptor", d, attr, &value, 4));
+    const std::pair<int32_t, int32_t> rest[] = {{FQ_QUANT_DESC_SCALE_TYPE, int32_t(required_scale_type(Scheme(scheme)))},
+                                                {FQ_QUANT_DESC_OUTPUT_TYPE, output_type},
+                                                {FQ_QUANT_DESC_SCALE_LAYOUT, scale_layout}};
+    for (const auto& [attr, value] : rest) FQ_TRY(set_attr(kDescAttrs, "quantization descriptor", d, attr, &value, 4));
+    return FQ_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+fqStatus_t quantize_one_call(fqHandle_t handle, const OneCallProblem& p, const void* input, void* output,
+                             void* scales, size_t scales_bytes, void* workspace, size_t workspace_size,
+                             fqStream_t stream) {
+    QuantObjects o;
+    FQ_TRY(one_call_desc(p.activation, p.gate_layout, p.scheme, p.output_type, p.scale_layout, &o.desc));
+    FQ_TRY(new_layout(p.output_type, p.out_rows, p.out_cols, p.out_ld, &o.out));
+    FQ_TRY(new_layout(p.input_type, p.in_rows, p.in_cols, p.in_ld, &o.in));
+    FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+    o.handle = snapshot(handle);
+    OpConfig c;
+    FQ_TRY(build_config(o.handle, o.desc, o.in, o.out, &c));
+    return quantize(o, c, input, output, scales, scales_bytes, workspace, workspace_size, stream);
+}
+
+}  // namespace fq
 
 extern "C" {
 
@@ -269,12 +394,8 @@ fqStatus_t fqTensorLayoutCreate(fqTensorLayout_t* layout, int32_t dtype, int64_t
     return guarded("fqTensorLayoutCreate", [&]() -> fqStatus_t {
         if (!layout) return fail(FQ_STATUS_NULL_POINTER, "layout: NULL output pointer");
         *layout = nullptr;
-        if (dtype < 0 || dtype > FQ_TYPE_INT32) return fail(FQ_STATUS_INVALID_VALUE, "dtype: {} is not an fqDataType value", dtype);
-        if (rows < 0) return fail(FQ_STATUS_INVALID_VALUE, "rows: {} is negative", rows);
-        if (cols <= 0) return fail(FQ_STATUS_INVALID_VALUE, "cols: {} must be positive", cols);
-        if (ld < cols) return fail(FQ_STATUS_INVALID_VALUE, "ld: {} is smaller than cols {}", ld, cols);
-        const fqTensorLayoutOpaque l{dtype, rows, cols, ld};
-        FQ_TRY(check_layout("layout", l));  // FP4 strides, and extents that overflow
+        fqTensorLayoutOpaque l;
+        FQ_TRY(new_layout(dtype, rows, cols, ld, &l));
         FQ_TRY(create_object("layout", layout, ObjectKind::Layout, l));
         return FQ_STATUS_SUCCESS;
     });
@@ -422,75 +543,37 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
         QuantObjects o;
         OpConfig c;
         FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &o, &c));
-        const fqContext& h = o.handle;
-        // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
-        const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
-        const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
-        if (size_t(rowwise_scale_bytes) > scales_bytes)
-            return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales{}",
-                        scales_bytes, rowwise_scale_bytes, name(c.scales.layout), c.scales.rows, c.scales.cols,
-                        c.scale_batch > 1 ? fmt::format(" in each of {} blocks", c.scale_batch) : "");
-        if (c.rows > 0) {
-            if (!input) return fail(FQ_STATUS_NULL_POINTER, "input: NULL");
-            if (!output && c.rowwise()) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
-        }
-        if (rowwise_scale_bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", rowwise_scale_bytes);
-        // Element alignment, on every backend alike: the host reads 16-bit inputs and fp32 values in place,
-        // and the kernels need at least as much.
-        if (c.rows > 0 && (reinterpret_cast<uintptr_t>(input) & 1u))
-            return fail(FQ_STATUS_MISALIGNED, "input: {} is not 2-byte aligned (16-bit elements)", input);
-        if (c.scales.type == DType::Fp32 && rowwise_scale_bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
-            return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
-        const void* col_scales = col_scale_bytes > 0 ? c.col_scales_ptr : nullptr;
-        // Every pointer the call reads or writes; the descriptor's first six hold 4-byte elements (fp32 or
-        // int32), and so do fp32 columnwise scales.
-        const std::pair<const char*, const void*> ptrs[] = {
-            {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
-            {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
-            {"FQ_QUANT_DESC_MOE_OFFSETS_POINTER", c.moe_offsets}, {"FQ_QUANT_DESC_MOE_COUNTS_POINTER", c.moe_counts},
-            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? col_scales : nullptr},
-            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? nullptr : col_scales},
-            {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.columnwise() && c.rows ? c.col_output : nullptr},
-            {"input", c.rows ? input : nullptr}, {"output", c.rows && c.rowwise() ? output : nullptr},
-            {"scales", rowwise_scale_bytes ? scales : nullptr}};
-        constexpr size_t kFourBytePointers = 7;
-        for (size_t i = 0; i < kFourBytePointers; ++i)
-            if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
-                return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
-                            i == 4 || i == 5 ? "int32" : "fp32");
-        const int64_t values_bytes = span_bytes(o.out.dtype, c.rows, c.cols, c.out_ld);
-        const int64_t col_values_bytes = !c.columnwise() ? 0
-                                         : c.col_transpose ? c.cols * layout_bytes(o.out.dtype, c.rows)
-                                                           : values_bytes;
-        const Region regions[] = {
-            {"input", input, span_bytes(o.in.dtype, c.rows, c.in_cols, c.in_ld)},
-            {"output", output, c.rowwise() ? values_bytes : 0},
-            {"scales", scales, rowwise_scale_bytes},
-            {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.col_output, col_values_bytes},
-            {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
-        FQ_TRY(check_no_aliasing("fqQuantize", regions));
-        if (h.backend == Backend::Cuda) {
-            // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
-            FQ_TRY(cuda_check_current_device(h.device));
-            for (const auto& [arg, p] : ptrs)
-                if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
-        }
-        c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
-        const Variant* v = nullptr;
-        FQ_TRY(select_variant(h.backend, h.arch, h.variant, c, &v));
-        // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
-        const size_t needed_workspace = workspace_bytes(c, h.backend);
-        if (needed_workspace > workspace_size)
-            return fail(FQ_STATUS_INSUFFICIENT_WORKSPACE, "workspaceSizeInBytes: {} bytes is smaller than the {} "
-                        "fqGetWorkspaceSize returns (NVFP4 on CUDA without FQ_QUANT_DESC_GLOBAL_AMAX_POINTER reduces "
-                        "the global amax there)", workspace_size, needed_workspace);
-        if (needed_workspace > 0 && !workspace) return fail(FQ_STATUS_NULL_POINTER, "workspace: NULL, but {} bytes are needed", needed_workspace);
-        if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
-            return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
-        if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, h.device));
-        return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
-                                 reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
-                                 h.wide_tile_min});
+        return quantize(o, c, input, output, scales, scales_bytes, workspace, workspace_size, stream);
+    });
+}
+
+fqStatus_t fqQuantizeSimple(fqHandle_t handle, int32_t activation, int32_t gateLayout, int32_t scheme,
+                            int32_t inputType, int32_t outputType, int32_t scaleLayout, int64_t rows, int64_t cols,
+                            const void* input, void* output, void* scales, size_t scales_bytes, void* workspace,
+                            size_t workspace_size, fqStream_t stream) {
+    return guarded("fqQuantizeSimple", [&]() -> fqStatus_t {
+        // The packed input of a gated problem has twice the output's columns.
+        const bool gated = gateLayout != FQ_GATE_LAYOUT_NONE;
+        if (gated && cols > INT64_MAX / 2)
+            return fail(FQ_STATUS_INVALID_VALUE, "cols: {} output columns of a gated input need twice as many input "
+                        "columns, more than a 64-bit count", cols);
+        const int64_t in_cols = gated ? 2 * cols : cols;
+        const OneCallProblem p{activation, gateLayout, scheme, inputType, outputType, scaleLayout,
+                               rows, in_cols, in_cols, rows, cols, cols};
+        return quantize_one_call(handle, p, input, output, scales, scales_bytes, workspace, workspace_size, stream);
+    });
+}
+
+fqStatus_t fqGetScaleBufferSizeSimple(int32_t scheme, int32_t outputType, int32_t scaleLayout, int64_t rows,
+                                      int64_t cols, size_t* size) {
+    return guarded("fqGetScaleBufferSizeSimple", [&]() -> fqStatus_t {
+        if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
+        fqQuantDescOpaque d;
+        FQ_TRY(one_call_desc(FQ_ACTIVATION_IDENTITY, FQ_GATE_LAYOUT_NONE, scheme, outputType, scaleLayout, &d));
+        int64_t bytes = 0;
+        FQ_TRY(scale_buffer_fact(d, rows, cols, FQ_OUTPUT_ROWWISE, FQ_SCALE_INFO_BYTES, &bytes));
+        *size = size_t(bytes);
+        return FQ_STATUS_SUCCESS;
     });
 }
 

@@ -31,12 +31,6 @@ bool scheme_takes_output(Scheme s, DType t) {
     }
 }
 
-DType required_scale_type(Scheme s) {
-    if (s == Scheme::Mxfp8 || s == Scheme::Mxfp4) return DType::E8M0;
-    if (s == Scheme::Nvfp4) return DType::E4M3FN;
-    return DType::Fp32;
-}
-
 int64_t scheme_block(Scheme s, int32_t group_size, int64_t cols) {
     switch (s) {
         case Scheme::PerGroup: return group_size;
@@ -140,6 +134,12 @@ fqStatus_t columnwise_block(const fqQuantDescOpaque& d, Scheme scheme, int64_t* 
 }
 
 }  // namespace
+
+DType required_scale_type(Scheme s) {
+    if (s == Scheme::Mxfp8 || s == Scheme::Mxfp4) return DType::E8M0;
+    if (s == Scheme::Nvfp4) return DType::E4M3FN;
+    return DType::Fp32;
+}
 
 // Bytes of `elements` elements of `dtype` (FP4: two per byte), or -1 on overflow.
 int64_t layout_bytes(int32_t dtype, int64_t elements) {

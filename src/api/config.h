@@ -10,6 +10,10 @@ namespace fq {
 // Bytes of `elements` elements of fqDataType `dtype` (FP4: two per byte), or -1 when they overflow int64_t.
 int64_t layout_bytes(int32_t dtype, int64_t elements);
 
+// The scale type scheme `s` needs (docs/spec.md §6): E8M0 for MXFP8/MXFP4, E4M3FN for NVFP4, FP32 for the others
+// (which also take E8M0 with power-of-two rounding, when asked for).
+DType required_scale_type(Scheme s);
+
 // Validates one tensor layout on its own: known type, rows >= 0, cols > 0, ld >= cols (even for FP4), a row
 // stride whose bytes fit in 64 bits whatever the rows, and a byte extent (rows x ld elements) that fits too.
 // `arg` starts the message.

@@ -542,6 +542,56 @@ extern "C" {
         stream: fqStream_t,
     ) -> fqStatus_t;
 }
+extern "C" {
+    #[doc = " fqQuantize of a packed [rows, W] input (W = 2 * cols gated, cols otherwise; row stride W) to a packed"]
+    #[doc = "  [rows, cols] output (row stride cols; FP4: cols / 2 bytes) in one call, in the manner of zstd's simple API:"]
+    #[doc = ""]
+    #[doc = "      fqQuantizeSimple(h, FQ_ACTIVATION_SILU, FQ_GATE_LAYOUT_SPLIT, FQ_SCHEME_PER_GROUP, FQ_TYPE_BF16,"]
+    #[doc = "                       FQ_TYPE_FP8_E4M3FN, FQ_SCALE_LAYOUT_COL_MAJOR_TMA, tokens, hidden, x, y, s,"]
+    #[doc = "                       scale_bytes, NULL, 0, stream);"]
+    #[doc = ""]
+    #[doc = "  It is exactly the descriptor route below, run by the library: a descriptor whose ACTIVATION, GATE_LAYOUT,"]
+    #[doc = "  SCHEME, OUTPUT_TYPE and SCALE_LAYOUT are these arguments, SCALE_TYPE the scheme's own (E8M0 for MXFP8 and"]
+    #[doc = "  MXFP4, FP8_E4M3FN for NVFP4, FP32 otherwise) and every other attribute its default (PER_GROUP: groups of 128;"]
+    #[doc = "  gate first; DIVIDE; the MX rule RCEIL; NVFP4's global amax computed); fqTensorLayoutCreate of the output"]
+    #[doc = "  (outputType, rows, cols, cols), then of the input (inputType, rows, W, W); then fqQuantize. A bad argument"]
+    #[doc = "  gets the status and message that route gives at the step that refuses it (fqQuantDescSetAttribute,"]
+    #[doc = "  fqTensorLayoutCreate or fqQuantize: the message names the attribute or layout argument it sets), and a"]
+    #[doc = "  good one writes the same bytes. What needs another attribute (PER_TENSOR_STATIC's scale, MoE layouts,"]
+    #[doc = "  columnwise outputs, a routing probability, a row stride) takes the descriptor API."]
+    #[doc = "  `scalesSizeInBytes` is at least fqGetScaleBufferSizeSimple's; `workspace` is fqQuantize's (4 bytes for"]
+    #[doc = "  NVFP4 on a CUDA handle, where the global amax is reduced and left; else NULL and 0)."]
+    pub fn fqQuantizeSimple(
+        handle: fqHandle_t,
+        activation: i32,
+        gateLayout: i32,
+        scheme: i32,
+        inputType: i32,
+        outputType: i32,
+        scaleLayout: i32,
+        rows: i64,
+        cols: i64,
+        input: *const ::std::os::raw::c_void,
+        output: *mut ::std::os::raw::c_void,
+        scales: *mut ::std::os::raw::c_void,
+        scalesSizeInBytes: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSizeInBytes: usize,
+        stream: fqStream_t,
+    ) -> fqStatus_t;
+}
+extern "C" {
+    #[doc = " The bytes fqQuantizeSimple (and fqQuantizeDLPack) write to `scales` for an output of `rows` x `cols`: what"]
+    #[doc = "  fqGetScaleBufferSize returns for the descriptor fqQuantizeSimple builds, checked the same way."]
+    pub fn fqGetScaleBufferSizeSimple(
+        scheme: i32,
+        outputType: i32,
+        scaleLayout: i32,
+        rows: i64,
+        cols: i64,
+        sizeInBytes: *mut usize,
+    ) -> fqStatus_t;
+}
 #[doc = "< src and dst: `batch` blocks; rowOffsets NULL, stackedRows 0"]
 pub const FQ_SCALE_REPACK_BLOCKS: fqScaleRepackBatching = 0;
 #[doc = "< src: stacked; dst: `batch` blocks (each expert padded as"]
