@@ -374,18 +374,23 @@ fqStatus_t scale_buffer_fact(const fqQuantDescOpaque& d, int64_t rows, int64_t c
     OpConfig c;
     FQ_TRY(resolve_quantization(d, rows, cols, which, &c));
     const ScaleGeometry& g = which == FQ_OUTPUT_ROWWISE ? c.scales : c.col_scales;
-    // A layout linear in m and in k (per storage element) reports its two strides; the others report 0.
-    const ScaleStrides st = scale_strides(g);
+    // A layout linear in m and in k (per storage element) reports its two strides; the others report 0. One row
+    // or one storage element on from S[0, 0] lies within the buffer's size, so these never overflow; the
+    // strides of digits the extents never reach are 0 (scale_strides) and constrain nothing.
     const int64_t per_word = scale_padding(g.layout, scale_type_bytes(g.type)).per_word;
-    const int64_t col_stride = per_word == 4 ? st.cols4 : st.col;
-    const bool affine = st.rows128 == 128 * st.row && st.rows32 == 32 * st.row && (per_word == 4 || st.cols4 == 4 * st.col);
+    const int64_t origin = scale_offset(g, 0, 0);
+    const int64_t row_stride = scale_offset(g, 1, 0) - origin, col_stride = scale_offset(g, 0, per_word) - origin;
+    const ScaleStrides st = scale_strides(g);
+    const bool affine = (g.padded_rows <= 128 || st.rows128 == 128 * row_stride) &&
+                        (g.padded_rows <= 32 || st.rows32 == 32 * row_stride) &&
+                        (per_word == 4 || padded_scale_cols(g) <= 4 || st.cols4 == 4 * col_stride);
     switch (info) {
         case FQ_SCALE_INFO_BYTES: *value = g.bytes * c.scale_batch; break;
         case FQ_SCALE_INFO_ROWS: *value = g.rows; break;
         case FQ_SCALE_INFO_COLS: *value = g.cols; break;
         case FQ_SCALE_INFO_PADDED_ROWS: *value = g.padded_rows; break;
         case FQ_SCALE_INFO_PADDED_COLS: *value = g.padded_cols; break;
-        case FQ_SCALE_INFO_ROW_STRIDE: *value = affine ? st.row : 0; break;
+        case FQ_SCALE_INFO_ROW_STRIDE: *value = affine ? row_stride : 0; break;
         case FQ_SCALE_INFO_COL_STRIDE: *value = affine ? col_stride : 0; break;
         case FQ_SCALE_INFO_ELEMENT_BYTES: *value = g.elem_bytes; break;
         case FQ_SCALE_INFO_DTYPE: *value = int64_t(g.type); break;

@@ -125,10 +125,16 @@ struct ScaleStrides {
     int64_t cols4, col;            // bytes per 4 scale columns, per column within them
 };
 
+// The bytes between S[m, k] and S[0, 0], or 0 where g's extents never reach row m or column k: a digit that
+// is always 0 needs no stride, and probing past the buffer could overflow (1 row of 2^56 scales).
+FQ_HD int64_t reachable_offset(const ScaleGeometry& g, int64_t m, int64_t k) {
+    if (m >= g.padded_rows || k >= padded_scale_cols(g)) return 0;
+    return scale_offset(g, m, k) - scale_offset(g, 0, 0);
+}
+
 FQ_HD ScaleStrides scale_strides(const ScaleGeometry& g) {
-    const int64_t o = scale_offset(g, 0, 0);
-    return {scale_offset(g, 128, 0) - o, scale_offset(g, 32, 0) - o, scale_offset(g, 1, 0) - o,
-            scale_offset(g, 0, 4) - o, scale_offset(g, 0, 1) - o};
+    return {reachable_offset(g, 128, 0), reachable_offset(g, 32, 0), reachable_offset(g, 1, 0),
+            reachable_offset(g, 0, 4), reachable_offset(g, 0, 1)};
 }
 
 // In Index arithmetic: int64_t, or uint32_t where every offset of the buffer is below 2^32 (every term is
