@@ -4,7 +4,7 @@
 // the scale, workspace and support queries with arbitrary shapes, running fqQuantize (rowwise, columnwise
 // or both) with buffers sized from the queries (capped at a few MB) or deliberately wrong, and running
 // fqGetScaleRepackSize / fqScaleRepack over arbitrary scale types, layouts, shapes, batchings and MoE row
-// offsets, and fqGroupedGemm on small problems (opcode byte 0xFF). Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
+// offsets, fqGroupedGemm on small problems (opcode byte 0xFF), and the one-call entry points (0xFD). Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
 // writes the seed corpus in this format.
 //
 // Besides ASan and UBSan, the target aborts when the library breaks one of its promises:
@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "fusedquant/fusedquant.h"
+#include "fusedquant/fusedquant_dlpack.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -1049,6 +1050,56 @@ struct Fuzz {
         second.join();
     }
 
+    // The one-call entry points (opcode byte 0xFD) on the same arguments, enums in range or not, shapes from
+    // the program: fqGetScaleBufferSizeSimple sizes the scales; fqQuantizeSimple and fqQuantizeDLPack (packed
+    // CPU tensors) must agree on the status and, where they succeed, on every byte; a failing call writes
+    // nothing, and neither runs where the size query refused the problem.
+    void one_call() {
+        fqHandle_t hh = handle();
+        const int32_t act = int32_t(r.u8() % 9) - 1, gate = int32_t(r.u8() % 6) - 1, scheme = int32_t(r.u8() % 10) - 1;
+        const int32_t in_type = int32_t(r.u8() % 10), out_type = int32_t(r.u8() % 10), layout = int32_t(r.u8() % 7) - 1;
+        const int64_t rows = r.i64(), cols = r.i64();
+        const uint8_t seed = r.u8();
+        size_t sbytes = 0;
+        const fqStatus_t sized = check(fqGetScaleBufferSizeSimple(scheme, out_type, layout, rows, cols, &sbytes),
+                                       "fqGetScaleBufferSizeSimple");
+        if (sized != FQ_STATUS_SUCCESS) {
+            Block tiny(1);
+            const fqStatus_t s = check(fqQuantizeSimple(hh, act, gate, scheme, in_type, out_type, layout, rows, cols, tiny.get(),
+                                                        tiny.get(), tiny.get(), 1, nullptr, 0, nullptr), "fqQuantizeSimple (refused)");
+            if (s == FQ_STATUS_SUCCESS) broken("fqQuantizeSimple ran a problem its size query refused", sized);
+            if (!tiny.holds(0xA5)) broken("a refused fqQuantizeSimple wrote its outputs", s);
+            return;
+        }
+        const bool gated = gate > FQ_GATE_LAYOUT_NONE && gate <= FQ_GATE_LAYOUT_BLOCK_INTERLEAVED;
+        if (rows < 0 || cols < 0 || rows > 4096 || cols > 65536) return;
+        const int64_t in_cols = gated ? 2 * cols : cols, out_cols = out_type == FQ_TYPE_FP4_E2M1 ? (cols + 1) / 2 : cols;
+        if (rows * in_cols * 2 > kMaxInputBytes || rows * out_cols > kMaxOutputBytes || sbytes > size_t(kMaxScaleBytes)) return;
+        Block input{size_t(rows * in_cols * 2)}, out1{size_t(rows * out_cols)}, sc1{sbytes}, out2{size_t(rows * out_cols)}, sc2{sbytes};
+        fill_input(input, seed);
+        const fqStatus_t s1 = check(fqQuantizeSimple(hh, act, gate, scheme, in_type, out_type, layout, rows, cols, input.get(),
+                                                     out1.get(), sc1.get(), sbytes, nullptr, 0, nullptr), "fqQuantizeSimple");
+        if (s1 != FQ_STATUS_SUCCESS && (!out1.holds(0xA5) || !sc1.holds(0xA5))) broken("a failing fqQuantizeSimple wrote its outputs", s1);
+        // The same problem as DLPack tensors: bf16 / fp16 input (other input types: uint16, which it refuses as the
+        // one-call route refuses the type), bytes out (int8 for INT8), the scales packed in their own dtype.
+        DLDataType in_dt{uint8_t(in_type == FQ_TYPE_FP16 ? kDLFloat : in_type == FQ_TYPE_BF16 ? kDLBfloat : kDLUInt), 16, 1};
+        DLDataType out_dt{uint8_t(out_type == FQ_TYPE_INT8 ? kDLInt : kDLUInt), 8, 1};
+        const bool fp32_scales = scheme != FQ_SCHEME_MXFP8 && scheme != FQ_SCHEME_MXFP4 && scheme != FQ_SCHEME_NVFP4;
+        DLDataType sc_dt{uint8_t(fp32_scales ? kDLFloat : kDLUInt), uint8_t(fp32_scales ? 32 : 8), 1};
+        int64_t in_shape[2] = {rows, in_cols}, out_shape[2] = {rows, out_cols}, sc_shape[1] = {int64_t(sbytes / (sc_dt.bits / 8))};
+        DLTensor tin{input.get(), {kDLCPU, 0}, 2, in_dt, in_shape, nullptr, 0};
+        DLTensor tout{out2.get(), {kDLCPU, 0}, 2, out_dt, out_shape, nullptr, 0};
+        DLTensor tsc{sc2.get(), {kDLCPU, 0}, 1, sc_dt, sc_shape, nullptr, 0};
+        const fqStatus_t s2 = check(fqQuantizeDLPack(hh, act, gate, scheme, out_type, layout, &tin, &tout, &tsc, nullptr, 0, nullptr),
+                                    "fqQuantizeDLPack");
+        if (s2 != FQ_STATUS_SUCCESS && (!out2.holds(0xA5) || !sc2.holds(0xA5))) broken("a failing fqQuantizeDLPack wrote its outputs", s2);
+        const bool dtypes_natural = (in_type == FQ_TYPE_BF16 || in_type == FQ_TYPE_FP16) && sbytes % (sc_dt.bits / 8) == 0;
+        if (dtypes_natural && (s1 == FQ_STATUS_SUCCESS) != (s2 == FQ_STATUS_SUCCESS)) broken("fqQuantizeSimple and fqQuantizeDLPack disagree", s2);
+        if (s1 == FQ_STATUS_SUCCESS && s2 == FQ_STATUS_SUCCESS &&
+            (std::memcmp(out1.get(), out2.get(), out1.n) != 0 || std::memcmp(sc1.get(), sc2.get(), sc1.n) != 0))
+            broken("fqQuantizeSimple and fqQuantizeDLPack wrote different bytes");
+    }
+
     void set_pool() {
         const size_t i = r.u8() % 32;
         uint32_t bits = r.u32();
@@ -1066,6 +1117,10 @@ struct Fuzz {
             }
             if (op == 0xFE) {
                 threads();
+                continue;
+            }
+            if (op == 0xFD) {
+                one_call();
                 continue;
             }
             switch (op % 16) {

@@ -15,6 +15,8 @@ CREATE_HANDLE, CREATE_DESC, CREATE_LAYOUT, DESTROY, SET_DESC, _, GET_DESC, SET_L
     VARIANTS, SCALE_QUERIES, SUPPORT, SET_POOL, QUANTIZE, REPACK = range(16)
 GEMM = 0xFF
 THREADS = 0xFE  # Fuzz::threads: handle, desc, input and output layout slots, then the second thread's mode
+ONE_CALL = 0xFD  # Fuzz::one_call: handle, activation + 1, gate + 1, scheme + 1, input type, output type, layout + 1,
+                 # rows, cols (i64), the input's seed
 
 # Header values used below.
 A = dict(ACTIVATION=0, GATE_LAYOUT=1, GATE_ORDER=2, GATE_BLOCK_WIDTH=3, INTERMEDIATE_ROUNDING=4, SCHEME=5,
@@ -249,6 +251,17 @@ def seeds():
     s.update(matrix())
     p = gated(group=32).layout(0, BF16, 8, 128).layout(1, E4M3FN, 8, 64)
     s["threads-shared-handle"] = p.op(THREADS, 0, 0, 0, 1, 1).op(THREADS, 0, 0, 0, 1, 0)
+    # The one-call entry points (fqGetScaleBufferSizeSimple, fqQuantizeSimple, fqQuantizeDLPack): SiLU per-group
+    # row-major, plain MXFP8 swizzled on fp16, NVFP4 interleaved, then refusals (unknown scheme, an input type that
+    # is no input, a shape whose scale count overflows).
+    def one_call(p, act, gate, scheme, in_type, out_type, layout, rows, cols, seed=0):
+        return p.op(ONE_CALL, 0, act + 1, gate + 1, scheme + 1, in_type, out_type, layout + 1, i64(rows), i64(cols), seed)
+    p = one_call(Program(), 1, 1, 3, BF16, E4M3FN, ROW_MAJOR, 4, 256, seed=1)
+    p = one_call(p, 0, 0, 5, FP16, E4M3FN, SWIZZLED, 3, 64, seed=2)
+    p = one_call(p, 1, 2, 7, BF16, FP4, SWIZZLED, 2, 64, seed=3)
+    p = one_call(p, 1, 1, -1, BF16, E4M3FN, ROW_MAJOR, 4, 256)
+    p = one_call(p, 1, 1, 3, E4M3FN, E4M3FN, ROW_MAJOR, 4, 256)
+    s["one-call-simple-and-dlpack"] = one_call(p, 1, 1, 3, BF16, E4M3FN, ROW_MAJOR, 2**62, 2**62)
     return s
 
 
