@@ -557,7 +557,8 @@ fqStatus_t fqQuantizeSimple(fqHandle_t handle, int32_t activation, int32_t gateL
         if (gated && cols > INT64_MAX / 2)
             return fail(FQ_STATUS_INVALID_VALUE, "cols: {} output columns of a gated input need twice as many input "
                         "columns, more than a 64-bit count", cols);
-        const int64_t in_cols = gated ? 2 * cols : cols;
+        // (A negative count stays as it is: the output layout refuses it first, as fqTensorLayoutCreate would.)
+        const int64_t in_cols = gated && cols >= 0 ? 2 * cols : cols;
         const OneCallProblem p{activation, gateLayout, scheme, inputType, outputType, scaleLayout,
                                rows, in_cols, in_cols, rows, cols, cols};
         return quantize_one_call(handle, p, input, output, scales, scales_bytes, workspace, workspace_size, stream);
