@@ -52,9 +52,9 @@ __device__ __forceinline__ float tile_amax(float a) {
 
 // Tiles at or past the matrix's tile rows are padding of the scale grid (COL_MAJOR_TMA): zero, never left as
 // they were. True when (mb, kb) is one (thread 0 wrote its zero).
-__device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometry& sg, int64_t tile_rows, int64_t mb,
+__device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometry& sg, int64_t mb,
                                              int64_t kb) {
-    if (mb < tile_rows) return false;
+    if (mb < sg.rows) return false;  // sg.rows = ceil(rows / 128) tile rows
     if (threadIdx.x == 0) *reinterpret_cast<float*>(scales + scale_offset(sg, mb, kb)) = 0.0f;
     return true;
 }
@@ -63,11 +63,11 @@ __device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometr
 // S is Shape<Identity, in, None>; p.cols is a multiple of 8 and every row 16-byte aligned (refuse_vec), so a
 // thread's 8 columns are all inside the matrix or all outside it.
 template <class S, bool kHwCvt>
-__global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p, int64_t tile_rows) {
+__global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p) {
     using namespace cuda;
     wait_for_producer();
     const int64_t mb = blockIdx.y, kb = blockIdx.x;
-    if (padding_tile(p.scales, p.sg, tile_rows, mb, kb)) return;
+    if (padding_tile(p.scales, p.sg, mb, kb)) return;
     const TileSpot at = tile_spot(mb, kb);
     const int j0 = int(at.c0);
     const bool col_ok = j0 < p.cols;
@@ -114,12 +114,11 @@ struct Params {
     const float* scale_ub;
     QuantParams quant;
     ScaleGeometry sg;
-    int64_t tile_rows;  // ceil(rows / 128): tiles at or past it are COL_MAJOR_TMA padding
 };
 
 __global__ void __launch_bounds__(kThreads) block2d_generic(const Params p) {
     const int64_t mb = blockIdx.y, kb = blockIdx.x;
-    if (padding_tile(p.scales, p.sg, p.tile_rows, mb, kb)) return;
+    if (padding_tile(p.scales, p.sg, mb, kb)) return;
     const TileSpot at = tile_spot(mb, kb);
     float y[kRows][kCols];
     float amax = 0.0f;  // elements outside the matrix do not count
@@ -192,7 +191,7 @@ fqStatus_t run_vec(const LaunchArgs& a) {
     const auto kernel = c.in_type == InType::Bf16 ? block2d_vec<cuda::Shape<Act::Identity, InType::Bf16, cuda::GateKind::None>, kHwCvt>
                                                   : block2d_vec<cuda::Shape<Act::Identity, InType::Fp16, cuda::GateKind::None>, kHwCvt>;
     return cuda::cuda_status(cuda::launch_kernel(kernel, grid, dim3(kThreads), 0, static_cast<cudaStream_t>(a.stream),
-                                                 kPdl && a.allow_pdl, p, c.scales.rows),
+                                                 kPdl && a.allow_pdl, p),
                              "BLOCK_2D kernel launch");
 }
 
@@ -211,7 +210,6 @@ fqStatus_t run_generic(const LaunchArgs& a) {
     p.scale_ub = c.scale_ub;
     p.quant = c.quant;
     p.sg = c.scales;
-    p.tile_rows = c.scales.rows;
     const dim3 grid = tile_grid(c);
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
     return cuda::cuda_status(cuda::launch_kernel(block2d_generic, grid, dim3(kThreads), 0,
