@@ -96,6 +96,8 @@ struct World {
     float alpha[2] = {1.0f, 0.5f};
     Guarded gemm_c{4 * 128 * 2}, gemm_d{4 * 64 * 2};
     std::vector<void*> holds;  // keep freed objects' addresses from being reused by a new object
+    fqPlan_t plan = nullptr, dead_plan = nullptr;  // of the valid problem
+    bool via_plan = false;  // fqQuantize's cases run as fqPlanCreate + fqPlanExecute (plan_cases)
 
     World() {
         REQUIRE(fqCreate(&h, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
@@ -122,10 +124,14 @@ struct World {
         REQUIRE(fqQuantDescDestroy(dead_d) == FQ_STATUS_SUCCESS);
         REQUIRE(fqTensorLayoutDestroy(dead_l) == FQ_STATUS_SUCCESS);
         REQUIRE(fqGroupedGemmDescDestroy(dead_gd) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqPlanCreate(&plan, h, d, in, out) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqPlanCreate(&dead_plan, h, d, in, out) == FQ_STATUS_SUCCESS);
+        REQUIRE(fqPlanDestroy(dead_plan) == FQ_STATUS_SUCCESS);
         for (size_t bytes : {size_t(24), size_t(32), size_t(48), size_t(56), size_t(160), size_t(192)})
             for (int i = 0; i < 4; ++i) holds.push_back(::operator new(bytes));
     }
     ~World() {
+        fqPlanDestroy(plan);
         fqTensorLayoutDestroy(lb);
         fqTensorLayoutDestroy(la);
         fqGroupedGemmDescDestroy(gd);
@@ -247,6 +253,15 @@ fqGroupedGemmDesc_t bad_gemm_desc(World& w, Bad b) {
     }
     return nullptr;
 }
+fqPlan_t bad_plan(World& w, Bad b) {
+    switch (b) {
+        case Bad::Null: return nullptr;
+        case Bad::Destroyed: return w.dead_plan;
+        case Bad::Foreign: return reinterpret_cast<fqPlan_t>(w.d);
+        case Bad::Wild: return reinterpret_cast<fqPlan_t>(&w.wild);
+    }
+    return nullptr;
+}
 fqTensorLayout_t bad_layout(World& w, Bad b) {
     switch (b) {
         case Bad::Null: return nullptr;
@@ -286,12 +301,18 @@ struct QArgs {
     void* ws;
     size_t wsbytes;
     fqStream_t stream;
+    fqPlan_t* plan;  // where the plan goes when the call runs as fqPlanCreate + fqPlanExecute; NULL: fqQuantize
 };
 QArgs valid_args(World& w) {
-    return QArgs{w.h, w.d, w.in, w.x.data(), w.out, w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr, 0, nullptr};
+    return QArgs{w.h, w.d, w.in, w.x.data(), w.out, w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr, 0, nullptr,
+                 w.via_plan ? reinterpret_cast<fqPlan_t*>(w.obj.p()) : nullptr};
 }
+// fqQuantize, or the same problem as a plan created into *a.plan and executed once (run_case destroys it).
 fqStatus_t quantize(const QArgs& a) {
-    return fqQuantize(a.h, a.d, a.in, a.x, a.out, a.y, a.s, a.sbytes, a.ws, a.wsbytes, a.stream);
+    if (!a.plan) return fqQuantize(a.h, a.d, a.in, a.x, a.out, a.y, a.s, a.sbytes, a.ws, a.wsbytes, a.stream);
+    const fqStatus_t created = fqPlanCreate(a.plan, a.h, a.d, a.in, a.out);
+    if (created != FQ_STATUS_SUCCESS) return created;
+    return fqPlanExecute(*a.plan, a.x, a.y, a.s, a.sbytes, a.ws, a.wsbytes, a.stream);
 }
 
 // ---- The attribute tables, as the header documents them ----------------------------------------------
@@ -1178,6 +1199,91 @@ void quantize_cases(Cases& c) {
     for (const LayoutCombo& k : layout_combos()) q(k.names, k.how, {INVALID}, k.names, none, k.setup);
 }
 
+// fqQuantize is fqPlanCreate followed by fqPlanExecute (fusedquant.h, "Plans"): every fqQuantize case runs again
+// as a plan made from its objects and executed on its buffers, and must give the same status and message (under
+// fqPlanCreate for the objects' arguments, fqPlanExecute for the buffers'). Then the plan's own arguments.
+void plan_cases(Cases& c) {
+    const std::set<std::string> create_args = {"handle", "desc", "inputLayout", "outputLayout"};
+    std::vector<Case> mirrored;
+    for (const Case& k : c.all) {
+        if (k.fn != "fqQuantize") continue;
+        Case p = k;
+        p.fn = create_args.count(k.arg) || k.arg.rfind("FQ_", 0) == 0 ? "fqPlanCreate" : "fqPlanExecute";
+        if (p.fn == "fqPlanCreate" && !create_args.count(k.arg)) p.how = k.arg + ": " + p.how, p.arg = "desc";
+        p.call = [quantize_case = k.call](World& w) {
+            w.via_plan = true;
+            return quantize_case(w);
+        };
+        mirrored.push_back(std::move(p));
+    }
+    for (Case& p : mirrored) c.all.push_back(std::move(p));
+
+    const auto out_plan = [](World& w) { return reinterpret_cast<fqPlan_t*>(w.obj.p()); };
+    c.add("fqPlanCreate", "plan", "NULL", {NULLP}, "plan", [](World& w) { return fqPlanCreate(nullptr, w.h, w.d, w.in, w.out); });
+    c.add("fqPlanCreate", "plan", "set to NULL when the problem is refused", {HANDLE}, "desc", [out_plan](World& w) {
+         return fqPlanCreate(out_plan(w), w.h, w.dead_d, w.in, w.out);
+     }).after = [](World& w) { return w.obj.all_zero(); };
+    for (Bad b : kBadObjects) {
+        c.add("fqPlanDestroy", "plan", bad_name(b), {b == Bad::Null ? OK : HANDLE}, "plan",
+              [b](World& w) { return fqPlanDestroy(bad_plan(w, b)); });
+        c.add("fqPlanExecute", "plan", bad_name(b), {HANDLE}, "plan", [b](World& w) {
+            return fqPlanExecute(bad_plan(w, b), w.x.data(), w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr, 0, nullptr);
+        });
+        c.add("fqPlanGetAttribute", "plan", bad_name(b), {HANDLE}, "plan", [b](World& w) {
+            return fqPlanGetAttribute(bad_plan(w, b), FQ_PLAN_SCALE_BUFFER_SIZE, w.value.p(), 8, reinterpret_cast<size_t*>(w.written.p()));
+        });
+        c.add("fqPlanGetVariantName", "plan", bad_name(b), {HANDLE}, "plan", [b](World& w) {
+            return fqPlanGetVariantName(bad_plan(w, b), reinterpret_cast<char*>(w.name.p()), w.name.size());
+        });
+    }
+    c.add("fqPlanExecute", "plan", "the plan outlives its handle, descriptor and layouts (control)", {OK}, "", [](World& w) {
+         fqHandle_t h = nullptr;  // a handle, descriptor and layouts of its own, destroyed before it runs
+         fqQuantDesc_t d = nullptr;
+         fqTensorLayout_t in = nullptr, out = nullptr;
+         REQUIRE(fqCreate(&h, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);
+         REQUIRE(fqQuantDescCreate(&d) == FQ_STATUS_SUCCESS);
+         const int32_t silu = FQ_ACTIVATION_SILU, split = FQ_GATE_LAYOUT_SPLIT, g32 = 32;
+         fqQuantDescSetAttribute(d, FQ_QUANT_DESC_ACTIVATION, &silu, 4);
+         fqQuantDescSetAttribute(d, FQ_QUANT_DESC_GATE_LAYOUT, &split, 4);
+         fqQuantDescSetAttribute(d, FQ_QUANT_DESC_GROUP_SIZE, &g32, 4);
+         REQUIRE(fqTensorLayoutCreate(&in, FQ_TYPE_BF16, kRows, 2 * kCols, 2 * kCols) == FQ_STATUS_SUCCESS);
+         REQUIRE(fqTensorLayoutCreate(&out, FQ_TYPE_FP8_E4M3FN, kRows, kCols, kCols) == FQ_STATUS_SUCCESS);
+         fqPlan_t own = nullptr;
+         REQUIRE(fqPlanCreate(&own, h, d, in, out) == FQ_STATUS_SUCCESS);
+         fqDestroy(h);
+         fqQuantDescDestroy(d);
+         fqTensorLayoutDestroy(in);
+         fqTensorLayoutDestroy(out);
+         const fqStatus_t s = fqPlanExecute(own, w.x.data(), w.values.p(), w.scales.p(), size_t(kScaleBytes), nullptr, 0, nullptr);
+         fqPlanDestroy(own);
+         return s;
+     }).after = [](World& w) { return w.values.at(size_t(kRows * kCols) - 1) != kPoison; };
+    for (int32_t attr : {-1, 3, INT32_MIN, INT32_MAX})
+        c.add("fqPlanGetAttribute", "attr", "unknown " + str(attr), {INVALID}, "attr", [attr](World& w) {
+            return fqPlanGetAttribute(w.plan, attr, w.value.p(), 8, reinterpret_cast<size_t*>(w.written.p()));
+        });
+    c.add("fqPlanGetAttribute", "buf", "NULL with a size", {NULLP}, "buf", [](World& w) {
+        return fqPlanGetAttribute(w.plan, FQ_PLAN_SCALE_BUFFER_SIZE, nullptr, 8, nullptr);
+    });
+    for (size_t n : {size_t(0), size_t(4), size_t(16), SIZE_MAX})
+        c.add("fqPlanGetAttribute", "sizeInBytes", str(int64_t(n)) + " for an int64_t", {INVALID}, "sizeInBytes", [n](World& w) {
+            return fqPlanGetAttribute(w.plan, FQ_PLAN_WORKSPACE_SIZE, w.value.p(), n, nullptr);
+        });
+    c.add("fqPlanGetAttribute", "sizeWritten", "NULL while asking for the size", {NULLP}, "sizeWritten", [](World& w) {
+        return fqPlanGetAttribute(w.plan, FQ_PLAN_WORKSPACE_SIZE, nullptr, 0, nullptr);
+    });
+    c.add("fqPlanGetAttribute", "attr", "FQ_PLAN_SCALE_BUFFER_SIZE (control): the 32 bytes fqGetScaleBufferSize gives", {OK}, "",
+          [](World& w) { return fqPlanGetAttribute(w.plan, FQ_PLAN_SCALE_BUFFER_SIZE, w.value.p(), 8, nullptr); })
+        .after = [](World& w) { int64_t v; std::memcpy(&v, w.value.p(), 8); return v == kScaleBytes; };
+    c.add("fqPlanGetVariantName", "name", "NULL", {NULLP}, "name", [](World& w) { return fqPlanGetVariantName(w.plan, nullptr, 8); });
+    c.add("fqPlanGetVariantName", "nameCapacity", "0", {INVALID}, "nameCapacity", [](World& w) {
+        return fqPlanGetVariantName(w.plan, reinterpret_cast<char*>(w.name.p()), 0);
+    });
+    c.add("fqPlanGetVariantName", "nameCapacity", "3: truncated inside the buffer (control)", {OK}, "", [](World& w) {
+         return fqPlanGetVariantName(w.plan, reinterpret_cast<char*>(w.name.p()), 3);
+     }).after = [](World& w) { return w.name.at(2) == 0 && w.name.untouched_from(3); };
+}
+
 // All arguments of fqScaleRepack, valid by default: 2 blocks of 4 x 3 E8M0 scales, ROW_MAJOR (24 bytes) to
 // SWIZZLED_128X4 (1024 bytes); stacked() turns it into 2 batches over 3 stacked rows.
 struct RArgs {
@@ -1751,6 +1857,7 @@ const std::vector<Case>& all_cases() {
         desc_cases(c);
         query_cases(c);
         quantize_cases(c);
+        plan_cases(c);
         one_call_cases(c);
         repack_cases(c);
         gemm_desc_cases(c);
@@ -1772,6 +1879,12 @@ void run_case(const Case& k) {
     const std::vector<uint8_t> before = w.snapshot();
     const fqStatus_t got = k.call(w);
     const std::string message = fqGetLastErrorMessage();
+    if (w.via_plan) {  // the plan an fqQuantize case made (plan_cases): a failed execution's plan is not an output
+        fqPlan_t made = nullptr;
+        std::memcpy(&made, w.obj.p(), sizeof made);
+        if (made) REQUIRE(fqPlanDestroy(made) == FQ_STATUS_SUCCESS);
+        std::fill_n(w.obj.p(), w.obj.size(), uint8_t(0));
+    }
     const std::string line = k.fn + "(" + k.arg + "): " + k.how + " -> " + fqGetStatusString(got) + " \"" + message + "\"";
     INFO(line);
     CHECK(std::find(k.want.begin(), k.want.end(), got) != k.want.end());
@@ -1884,6 +1997,11 @@ FQ_BAD_INPUT_TEST(fqQuerySupport)
 FQ_BAD_INPUT_TEST(fqGetVariantCount)
 FQ_BAD_INPUT_TEST(fqGetVariantName)
 FQ_BAD_INPUT_TEST(fqQuantize)
+FQ_BAD_INPUT_TEST(fqPlanCreate)
+FQ_BAD_INPUT_TEST(fqPlanDestroy)
+FQ_BAD_INPUT_TEST(fqPlanGetAttribute)
+FQ_BAD_INPUT_TEST(fqPlanGetVariantName)
+FQ_BAD_INPUT_TEST(fqPlanExecute)
 FQ_BAD_INPUT_TEST(fqQuantizeSimple)
 FQ_BAD_INPUT_TEST(fqGetScaleBufferSizeSimple)
 FQ_BAD_INPUT_TEST(fqGetScaleRepackSize)

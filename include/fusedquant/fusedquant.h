@@ -447,6 +447,63 @@ FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayo
                              fqStream_t stream);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Plans: a problem validated once, executed many times                                            */
+/* ---------------------------------------------------------------------------------------------- */
+
+/** A quantization problem resolved once (in the manner of a cuFFT plan): fqPlanCreate checks the handle,
+ *  descriptor and layouts as fqQuantize does, resolves the defaults and chooses the kernel variant; each
+ *  fqPlanExecute then checks only what can change per call. fqQuantize is exactly fqPlanCreate followed by
+ *  fqPlanExecute (the same checks, statuses, messages and bytes), without the object.
+ *
+ *      fqPlan_t p;  fqPlanCreate(&p, h, d, in, out);
+ *      int64_t scale_bytes;  fqPlanGetAttribute(p, FQ_PLAN_SCALE_BUFFER_SIZE, &scale_bytes, sizeof scale_bytes, NULL);
+ *      for (...) fqPlanExecute(p, x, y, scales, scale_bytes, NULL, 0, stream);
+ *      fqPlanDestroy(p);
+ *
+ *  A plan keeps copies of what it needs: the handle's attributes, the descriptor's (its pointers included) and
+ *  both layouts, as they were at fqPlanCreate. It borrows nothing: it stays valid after the handle, descriptor
+ *  and layouts are changed or destroyed, and later changes to them do not reach it. A plan is never changed
+ *  after creation, so several threads may execute one plan at once (each on its own buffers). Plans follow
+ *  the "Object lifetime" rules above (fqPlanDestroy retires the value). */
+typedef struct fqPlanOpaque* fqPlan_t;
+
+/** Validates the problem and chooses its variant: the status and message fqQuantize would give for these
+ *  objects before it looks at a buffer (INVALID_HANDLE, INVALID_VALUE, NULL_POINTER, NOT_SUPPORTED, as
+ *  fqQuerySupport gives them). The descriptor's pointers (static scale, scale bound, routing probability,
+ *  global amax, MoE offsets and counts, columnwise outputs) are part of the plan and are checked here, once:
+ *  their alignment and, on a CUDA handle, that the handle's device is current and addresses each of them
+ *  (INVALID_VALUE / MISALIGNED naming the attribute). `*plan` is NULL after a failure. */
+FQ_API fqStatus_t fqPlanCreate(fqPlan_t* plan, fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout,
+                               fqTensorLayout_t outputLayout);
+/** Destroys a plan. NULL is accepted and ignored. */
+FQ_API fqStatus_t fqPlanDestroy(fqPlan_t plan);
+
+/** Facts of a plan (read-only; fqPlanGetAttribute). */
+enum fqPlanAttribute {
+    FQ_PLAN_WORKSPACE_SIZE = 0,              /**< int64_t: fqGetWorkspaceSize for the plan's problem */
+    FQ_PLAN_SCALE_BUFFER_SIZE = 1,           /**< int64_t: the bytes fqPlanExecute writes to `scales` (0 when
+                                                  FQ_QUANT_DESC_OUTPUTS is COLUMNWISE alone) */
+    FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE = 2 /**< int64_t: the bytes written to the columnwise scales (0
+                                                  without the columnwise output) */
+};
+/** As fqQuantDescGetAttribute: with buf NULL and sizeInBytes 0 only *sizeWritten is returned. */
+FQ_API fqStatus_t fqPlanGetAttribute(fqPlan_t plan, int32_t attr, void* buf, size_t sizeInBytes,
+                                     size_t* sizeWritten);
+/** The name of the variant the plan runs for 16-byte-aligned buffers (fqQuerySupport's), NUL-terminated and
+ *  truncated to `nameCapacity` (at least 1). */
+FQ_API fqStatus_t fqPlanGetVariantName(fqPlan_t plan, char* name, size_t nameCapacity);
+
+/** Runs the plan: fqQuantize's buffer arguments, checked as fqQuantize checks them on every call (NULL,
+ *  alignment, sizes, aliasing with each other and with the plan's columnwise outputs, and on a CUDA handle the
+ *  current device and the device each buffer belongs to), with fqQuantize's statuses and messages. Buffers
+ *  that are not 16-byte aligned (or row strides that are not) run the variant chosen for them at creation.
+ *  Asynchronous on `stream` for a CUDA handle (no allocation, no lock, capturable in a CUDA graph);
+ *  synchronous on the host backend. A failing call writes nothing. */
+FQ_API fqStatus_t fqPlanExecute(fqPlan_t plan, const void* input, void* output, void* scales,
+                                size_t scalesSizeInBytes, void* workspace, size_t workspaceSizeInBytes,
+                                fqStream_t stream);
+
+/* ---------------------------------------------------------------------------------------------- */
 /* One call: the common case without descriptor or layout objects                                  */
 /* ---------------------------------------------------------------------------------------------- */
 

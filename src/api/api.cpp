@@ -1,5 +1,6 @@
 // The extern "C" boundary: every public function is here. Each one clears the thread's message, checks
 // its arguments, and turns every C++ exception into a status (nothing escapes into C callers).
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -90,6 +91,13 @@ const Attr kHandleAttrs[] = {
     {FQ_HANDLE_WIDE_TILE_MIN, "FQ_HANDLE_WIDE_TILE_MIN", AttrType::I32, offsetof(fqContext, wide_tile_min), true, -1, INT32_MAX},
 };
 
+#define FQ_PLAN_ATTR(ID, member) \
+    Attr { ID, #ID, AttrType::I64, offsetof(fqPlanOpaque::Facts, member), false, 0, 0 }
+const Attr kPlanAttrs[] = {
+    FQ_PLAN_ATTR(FQ_PLAN_WORKSPACE_SIZE, workspace_bytes),
+    FQ_PLAN_ATTR(FQ_PLAN_SCALE_BUFFER_SIZE, scale_bytes),
+    FQ_PLAN_ATTR(FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE, col_scale_bytes),
+};
 
 void copy_name(const char* s, char* dst, size_t cap) {
     if (!dst || cap == 0) return;
@@ -106,17 +114,37 @@ struct QuantObjects {
     fqTensorLayoutOpaque in, out;
 };
 
+// Resolves a problem from its objects' copies: validated into the plan's configuration, no variant chosen yet.
+fqStatus_t resolve(const QuantObjects& o, fqPlanOpaque* p) {
+    p->handle = o.handle;
+    p->in_dtype = o.in.dtype;
+    p->out_dtype = o.out.dtype;
+    return build_config(o.handle, o.desc, o.in, o.out, &p->config);
+}
+
+// The caller's objects, checked live and copied under one lock, then resolved.
 fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
-                     QuantObjects* o, OpConfig* c) {
+                     fqPlanOpaque* p) {
     FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
     FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
     FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
     FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
+    QuantObjects o;
     {
         const auto lock = lock_object_contents();
-        *o = QuantObjects{*handle, *desc, *in, *out};
+        o = QuantObjects{*handle, *desc, *in, *out};
     }
-    return build_config(o->handle, o->desc, o->in, o->out, c);
+    return resolve(o, p);
+}
+
+// The variant that runs `c` (a resolved problem with its buffers' alignment in c.vector_aligned): the plan's
+// choice, or the dispatcher's now. The API's one call of the dispatcher.
+fqStatus_t choose_variant(const fqPlanOpaque& p, const OpConfig& c, const Variant** v) {
+    if (const Variant* chosen = p.variant[c.vector_aligned ? 1 : 0]) {
+        *v = chosen;
+        return FQ_STATUS_SUCCESS;
+    }
+    return select_variant(p.handle.backend, p.handle.arch, p.handle.variant, c, v);
 }
 
 // fqTensorLayoutCreate's checks of a new layout, shared with the one-call entry points (whose layouts are
@@ -160,67 +188,98 @@ fqStatus_t check_no_aliasing(const char* function, const Region (&r)[N]) {
     return FQ_STATUS_SUCCESS;
 }
 
-// fqQuantize from its validated configuration on: the buffers' checks and the launch. Every quantizing entry
-// point (fqQuantize, the one-call fqQuantizeSimple and fqQuantizeDLPack) ends here, so each refuses a buffer
-// with the same status and message.
-fqStatus_t quantize(const QuantObjects& o, OpConfig& c, const void* input, void* output, void* scales,
-                    size_t scales_bytes, void* workspace, size_t workspace_size, fqStream_t stream) {
-    const fqContext& h = o.handle;
+// Bytes of the scale buffers a call writes: `scales` (none with columnwise output only) and the columnwise ones.
+int64_t rowwise_scale_bytes(const OpConfig& c) { return c.rowwise() ? c.scales.bytes * c.scale_batch : 0; }
+int64_t columnwise_scale_bytes(const OpConfig& c) { return c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0; }
+
+struct NamedPointer {
+    const char* arg;
+    const void* p;
+};
+
+// The descriptor's pointers a call reads or writes (NULL where it uses none). The first seven hold 4-byte
+// elements (fp32, or int32 at 4 and 5); the columnwise scales appear at 6 when they are fp32, else at 7.
+constexpr size_t kFourBytePointers = 7;
+std::array<NamedPointer, 9> descriptor_pointers(const OpConfig& c) {
+    const void* col_scales = columnwise_scale_bytes(c) > 0 ? c.col_scales_ptr : nullptr;
+    return {{{"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
+             {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
+             {"FQ_QUANT_DESC_MOE_OFFSETS_POINTER", c.moe_offsets}, {"FQ_QUANT_DESC_MOE_COUNTS_POINTER", c.moe_counts},
+             {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? col_scales : nullptr},
+             {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? nullptr : col_scales},
+             {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.columnwise() && c.rows ? c.col_output : nullptr}}};
+}
+
+fqStatus_t check_descriptor_alignment(const OpConfig& c) {
+    const auto ptrs = descriptor_pointers(c);
+    for (size_t i = 0; i < kFourBytePointers; ++i)
+        if (reinterpret_cast<uintptr_t>(ptrs[i].p) & 3u)
+            return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].arg, ptrs[i].p,
+                        i == 4 || i == 5 ? "int32" : "fp32");
+    return FQ_STATUS_SUCCESS;
+}
+
+// On a CUDA handle, with its device current: each pointer is memory that device addresses (device.h).
+template <size_t N>
+fqStatus_t check_devices(const fqContext& h, const std::array<NamedPointer, N>& ptrs) {
+    for (const auto& [arg, p] : ptrs)
+        if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
+    return FQ_STATUS_SUCCESS;
+}
+
+// What fqPlanCreate checks once and fqQuantize on every call: the descriptor's pointers.
+enum class DescriptorPointers { CheckNow, CheckedInPlan };
+
+// fqQuantize from its resolved problem on: the buffers' checks and the launch. Every quantizing entry point
+// (fqQuantize, fqPlanExecute, the one-call fqQuantizeSimple and fqQuantizeDLPack) ends here, so each refuses a
+// buffer with the same status and message. A plan's execution skips only the descriptor's pointers (checked
+// when the plan was made) and takes the variants chosen then.
+fqStatus_t quantize(const fqPlanOpaque& p, DescriptorPointers desc_ptrs, const void* input, void* output,
+                    void* scales, size_t scales_bytes, void* workspace, size_t workspace_size, fqStream_t stream) {
+    const fqContext& h = p.handle;
+    OpConfig c = p.config;  // gets this call's alignment (vector_aligned)
+    const bool check_desc = desc_ptrs == DescriptorPointers::CheckNow;
     // The rowwise output goes to `output` and `scales`; with columnwise output only, both are unused.
-    const int64_t rowwise_scale_bytes = c.rowwise() ? c.scales.bytes * c.scale_batch : 0;
-    const int64_t col_scale_bytes = c.columnwise() ? c.col_scales.bytes * c.scale_batch : 0;
-    if (size_t(rowwise_scale_bytes) > scales_bytes)
+    const int64_t scale_bytes = rowwise_scale_bytes(c), col_scale_bytes = columnwise_scale_bytes(c);
+    if (size_t(scale_bytes) > scales_bytes)
         return fail(FQ_STATUS_INSUFFICIENT_BUFFER, "scalesSizeInBytes: {} bytes is smaller than the {} the {} layout needs for {}x{} scales{}",
-                    scales_bytes, rowwise_scale_bytes, name(c.scales.layout), c.scales.rows, c.scales.cols,
+                    scales_bytes, scale_bytes, name(c.scales.layout), c.scales.rows, c.scales.cols,
                     c.scale_batch > 1 ? fmt::format(" in each of {} blocks", c.scale_batch) : "");
     if (c.rows > 0) {
         if (!input) return fail(FQ_STATUS_NULL_POINTER, "input: NULL");
         if (!output && c.rowwise()) return fail(FQ_STATUS_NULL_POINTER, "output: NULL");
     }
-    if (rowwise_scale_bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", rowwise_scale_bytes);
+    if (scale_bytes > 0 && !scales) return fail(FQ_STATUS_NULL_POINTER, "scales: NULL, but {} bytes of scales are written", scale_bytes);
     // Element alignment, on every backend alike: the host reads 16-bit inputs and fp32 values in place,
     // and the kernels need at least as much.
     if (c.rows > 0 && (reinterpret_cast<uintptr_t>(input) & 1u))
         return fail(FQ_STATUS_MISALIGNED, "input: {} is not 2-byte aligned (16-bit elements)", input);
-    if (c.scales.type == DType::Fp32 && rowwise_scale_bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
+    if (c.scales.type == DType::Fp32 && scale_bytes > 0 && (reinterpret_cast<uintptr_t>(scales) & 3u))
         return fail(FQ_STATUS_MISALIGNED, "scales: {} is not 4-byte aligned (fp32 scales)", scales);
-    const void* col_scales = col_scale_bytes > 0 ? c.col_scales_ptr : nullptr;
-    // Every pointer the call reads or writes; the descriptor's first six hold 4-byte elements (fp32 or
-    // int32), and so do fp32 columnwise scales.
-    const std::pair<const char*, const void*> ptrs[] = {
-        {"FQ_QUANT_DESC_STATIC_SCALE_POINTER", c.static_scale}, {"FQ_QUANT_DESC_SCALE_UB_POINTER", c.scale_ub},
-        {"FQ_QUANT_DESC_ROW_PROB_POINTER", c.row_prob}, {"FQ_QUANT_DESC_GLOBAL_AMAX_POINTER", c.global_amax},
-        {"FQ_QUANT_DESC_MOE_OFFSETS_POINTER", c.moe_offsets}, {"FQ_QUANT_DESC_MOE_COUNTS_POINTER", c.moe_counts},
-        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? col_scales : nullptr},
-        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", c.col_scales.type == DType::Fp32 ? nullptr : col_scales},
-        {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.columnwise() && c.rows ? c.col_output : nullptr},
-        {"input", c.rows ? input : nullptr}, {"output", c.rows && c.rowwise() ? output : nullptr},
-        {"scales", rowwise_scale_bytes ? scales : nullptr}};
-    constexpr size_t kFourBytePointers = 7;
-    for (size_t i = 0; i < kFourBytePointers; ++i)
-        if (reinterpret_cast<uintptr_t>(ptrs[i].second) & 3u)
-            return fail(FQ_STATUS_MISALIGNED, "{}: {} is not 4-byte aligned ({})", ptrs[i].first, ptrs[i].second,
-                        i == 4 || i == 5 ? "int32" : "fp32");
-    const int64_t values_bytes = span_bytes(o.out.dtype, c.rows, c.cols, c.out_ld);
+    if (check_desc) FQ_TRY(check_descriptor_alignment(c));
+    const int64_t values_bytes = span_bytes(p.out_dtype, c.rows, c.cols, c.out_ld);
     const int64_t col_values_bytes = !c.columnwise() ? 0
-                                     : c.col_transpose ? c.cols * layout_bytes(o.out.dtype, c.rows)
+                                     : c.col_transpose ? c.cols * layout_bytes(p.out_dtype, c.rows)
                                                        : values_bytes;
     const Region regions[] = {
-        {"input", input, span_bytes(o.in.dtype, c.rows, c.in_cols, c.in_ld)},
+        {"input", input, span_bytes(p.in_dtype, c.rows, c.in_cols, c.in_ld)},
         {"output", output, c.rowwise() ? values_bytes : 0},
-        {"scales", scales, rowwise_scale_bytes},
+        {"scales", scales, scale_bytes},
         {"FQ_QUANT_DESC_COLUMNWISE_OUTPUT_POINTER", c.col_output, col_values_bytes},
-        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scales, col_scale_bytes}};
+        {"FQ_QUANT_DESC_COLUMNWISE_SCALE_POINTER", col_scale_bytes > 0 ? c.col_scales_ptr : nullptr, col_scale_bytes}};
     FQ_TRY(check_no_aliasing("fqQuantize", regions));
     if (h.backend == Backend::Cuda) {
         // Run on the handle's device only, and only from memory it addresses (src/dispatch/device.h).
         FQ_TRY(cuda_check_current_device(h.device));
-        for (const auto& [arg, p] : ptrs)
-            if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
+        if (check_desc) FQ_TRY(check_devices(h, descriptor_pointers(c)));
+        const std::array<NamedPointer, 3> buffers = {{{"input", c.rows ? input : nullptr},
+                                                      {"output", c.rows && c.rowwise() ? output : nullptr},
+                                                      {"scales", scale_bytes ? scales : nullptr}}};
+        FQ_TRY(check_devices(h, buffers));
     }
     c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
     const Variant* v = nullptr;
-    FQ_TRY(select_variant(h.backend, h.arch, h.variant, c, &v));
+    FQ_TRY(choose_variant(p, c, &v));
     // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
     const size_t needed_workspace = workspace_bytes(c, h.backend);
     if (needed_workspace > workspace_size)
@@ -234,6 +293,32 @@ fqStatus_t quantize(const QuantObjects& o, OpConfig& c, const void* input, void*
     return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
                              reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
                              h.wide_tile_min});
+}
+
+// fqPlanCreate's work after the objects are resolved: the descriptor's pointers checked, the variants chosen
+// (the aligned one must exist, as fqQuerySupport says; the other, when refused, is refused again at execution
+// with its own message) and the plan's facts.
+fqStatus_t make_plan(fqPlanOpaque* p) {
+    const fqContext& h = p->handle;
+    FQ_TRY(check_descriptor_alignment(p->config));
+    if (h.backend == Backend::Cuda) {
+        FQ_TRY(cuda_check_current_device(h.device));
+        FQ_TRY(check_devices(h, descriptor_pointers(p->config)));
+    }
+    OpConfig c = p->config;
+    for (const bool aligned : {true, false}) {
+        c.vector_aligned = aligned;
+        const fqStatus_t s = choose_variant(*p, c, &p->variant[aligned ? 1 : 0]);
+        if (s != FQ_STATUS_SUCCESS && aligned) return s;
+        if (s != FQ_STATUS_SUCCESS) {
+            p->variant[0] = nullptr;
+            clear_last_error();
+        }
+    }
+    p->facts.workspace_bytes = int64_t(workspace_bytes(p->config, h.backend));
+    p->facts.scale_bytes = rowwise_scale_bytes(p->config);
+    p->facts.col_scale_bytes = columnwise_scale_bytes(p->config);
+    return FQ_STATUS_SUCCESS;
 }
 
 // ---- Scale repack ----------------------------------------------------------------------------------
@@ -312,9 +397,10 @@ fqStatus_t quantize_one_call(fqHandle_t handle, const OneCallProblem& p, const v
     FQ_TRY(new_layout(p.input_type, p.in_rows, p.in_cols, p.in_ld, &o.in));
     FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
     o.handle = snapshot(handle);
-    OpConfig c;
-    FQ_TRY(build_config(o.handle, o.desc, o.in, o.out, &c));
-    return quantize(o, c, input, output, scales, scales_bytes, workspace, workspace_size, stream);
+    fqPlanOpaque plan;
+    FQ_TRY(resolve(o, &plan));
+    return quantize(plan, DescriptorPointers::CheckNow, input, output, scales, scales_bytes, workspace,
+                    workspace_size, stream);
 }
 
 }  // namespace fq
@@ -488,12 +574,11 @@ fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLay
                               size_t* size) {
     return guarded("fqGetWorkspaceSize", [&]() -> fqStatus_t {
         if (!size) return fail(FQ_STATUS_NULL_POINTER, "sizeInBytes: NULL output pointer");
-        QuantObjects o;
-        OpConfig c;
-        FQ_TRY(configure(handle, desc, in, out, &o, &c));
+        fqPlanOpaque p;
+        FQ_TRY(configure(handle, desc, in, out, &p));
         const Variant* v = nullptr;  // a problem no variant runs has no workspace size either
-        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
-        *size = workspace_bytes(c, o.handle.backend);
+        FQ_TRY(choose_variant(p, p.config, &v));
+        *size = workspace_bytes(p.config, p.handle.backend);
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -502,11 +587,10 @@ fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_
                           char* variant_name, size_t capacity) {
     return guarded("fqQuerySupport", [&]() -> fqStatus_t {
         copy_name("", variant_name, capacity);
-        QuantObjects o;
-        OpConfig c;
-        FQ_TRY(configure(handle, desc, in, out, &o, &c));
+        fqPlanOpaque p;
+        FQ_TRY(configure(handle, desc, in, out, &p));
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
+        FQ_TRY(choose_variant(p, p.config, &v));
         copy_name(v->name, variant_name, capacity);
         return FQ_STATUS_SUCCESS;
     });
@@ -540,10 +624,52 @@ fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in
                       fqTensorLayout_t outputLayout, void* output, void* scales, size_t scales_bytes, void* workspace,
                       size_t workspace_size, fqStream_t stream) {
     return guarded("fqQuantize", [&]() -> fqStatus_t {
-        QuantObjects o;
-        OpConfig c;
-        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &o, &c));
-        return quantize(o, c, input, output, scales, scales_bytes, workspace, workspace_size, stream);
+        fqPlanOpaque p;  // resolved on the stack, its variant chosen when the buffers are known
+        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &p));
+        return quantize(p, DescriptorPointers::CheckNow, input, output, scales, scales_bytes, workspace,
+                        workspace_size, stream);
+    });
+}
+
+fqStatus_t fqPlanCreate(fqPlan_t* plan, fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t inputLayout,
+                        fqTensorLayout_t outputLayout) {
+    return guarded("fqPlanCreate", [&]() -> fqStatus_t {
+        if (!plan) return fail(FQ_STATUS_NULL_POINTER, "plan: NULL output pointer");
+        *plan = nullptr;
+        fqPlanOpaque p;
+        FQ_TRY(configure(handle, desc, inputLayout, outputLayout, &p));
+        FQ_TRY(make_plan(&p));
+        return create_object("plan", plan, ObjectKind::Plan, p);
+    });
+}
+
+fqStatus_t fqPlanDestroy(fqPlan_t plan) {
+    return guarded("fqPlanDestroy", [&] { return destroy_object("plan", plan, ObjectKind::Plan); });
+}
+
+fqStatus_t fqPlanGetAttribute(fqPlan_t plan, int32_t attr, void* buf, size_t size, size_t* written) {
+    return guarded("fqPlanGetAttribute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("plan", plan, ObjectKind::Plan));
+        return get_attr(kPlanAttrs, "plan", &plan->facts, attr, buf, size, written);  // a plan never changes: no lock
+    });
+}
+
+fqStatus_t fqPlanGetVariantName(fqPlan_t plan, char* name_out, size_t capacity) {
+    return guarded("fqPlanGetVariantName", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("plan", plan, ObjectKind::Plan));
+        if (!name_out) return fail(FQ_STATUS_NULL_POINTER, "name: NULL output buffer");
+        if (capacity == 0) return fail(FQ_STATUS_INVALID_VALUE, "nameCapacity: 0 leaves no room for the terminating NUL");
+        copy_name(plan->variant[1]->name, name_out, capacity);
+        return FQ_STATUS_SUCCESS;
+    });
+}
+
+fqStatus_t fqPlanExecute(fqPlan_t plan, const void* input, void* output, void* scales, size_t scales_bytes,
+                         void* workspace, size_t workspace_size, fqStream_t stream) {
+    return guarded("fqPlanExecute", [&]() -> fqStatus_t {
+        FQ_TRY(live_object("plan", plan, ObjectKind::Plan));
+        return quantize(*plan, DescriptorPointers::CheckedInPlan, input, output, scales, scales_bytes, workspace,
+                        workspace_size, stream);
     });
 }
 

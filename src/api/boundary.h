@@ -36,6 +36,7 @@ inline const char* kind_name(ObjectKind k) {
         case ObjectKind::Desc: return "fqQuantDesc_t";
         case ObjectKind::Layout: return "fqTensorLayout_t";
         case ObjectKind::GemmDesc: return "fqGroupedGemmDesc_t";
+        case ObjectKind::Plan: return "fqPlan_t";
     }
     return "object";
 }

@@ -48,6 +48,7 @@ template <> constexpr ObjectKind kind_of<fqContext>() { return ObjectKind::Handl
 template <> constexpr ObjectKind kind_of<fqQuantDescOpaque>() { return ObjectKind::Desc; }
 template <> constexpr ObjectKind kind_of<fqTensorLayoutOpaque>() { return ObjectKind::Layout; }
 template <> constexpr ObjectKind kind_of<fqGroupedGemmDescOpaque>() { return ObjectKind::GemmDesc; }
+template <> constexpr ObjectKind kind_of<fqPlanOpaque>() { return ObjectKind::Plan; }
 
 // Never destroyed, so usable from the caller's atexit handlers and destructors.
 template <class T>
@@ -127,6 +128,7 @@ FQ_OBJECT_KIND(fqContext)
 FQ_OBJECT_KIND(fqQuantDescOpaque)
 FQ_OBJECT_KIND(fqTensorLayoutOpaque)
 FQ_OBJECT_KIND(fqGroupedGemmDescOpaque)
+FQ_OBJECT_KIND(fqPlanOpaque)
 #undef FQ_OBJECT_KIND
 
 }  // namespace fq

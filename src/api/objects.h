@@ -5,8 +5,13 @@
 #include <cstdint>
 #include <cmath>
 
+#include "../common/op_config.h"
 #include "../common/types.h"
 #include "fusedquant/fusedquant.h"
+
+namespace fq {
+struct Variant;  // src/dispatch/registry.h
+}
 
 struct fqContext {
     fq::Backend backend = fq::Backend::Host;
@@ -69,6 +74,22 @@ struct fqGroupedGemmDescOpaque {
     int32_t quantize = 1;
 };
 
+// A quantization problem resolved once (fqPlanCreate): copies of the objects it came from, its validated
+// configuration and the variants chosen for it. fqQuantize resolves one on its stack, without choosing the
+// variants ahead (src/api/api.cpp). Never changed after creation, so it is read without a lock.
+struct fqPlanOpaque {
+    fqContext handle;
+    int32_t in_dtype = FQ_TYPE_BF16, out_dtype = FQ_TYPE_FP8_E4M3FN;
+    fq::OpConfig config;
+    // The variant for 16-byte-aligned buffers and row strides ([1]) and for others ([0]); nullptr: chosen
+    // when the call runs (fqQuantize, or a problem whose unaligned case no variant runs: refused then).
+    const fq::Variant* variant[2] = {nullptr, nullptr};
+    // FQ_PLAN_* facts (fqPlanGetAttribute reads them by offset).
+    struct Facts {
+        int64_t workspace_bytes = 0, scale_bytes = 0, col_scale_bytes = 0;
+    } facts;
+};
+
 namespace fq {
 
 // The library's objects and the values callers hold for them (include/fusedquant/fusedquant.h, "Object
@@ -78,7 +99,7 @@ namespace fq {
 // next generation, so a value of a destroyed object never names a live one. A slot whose generation counter
 // is exhausted is retired for good. The pools are never destroyed, so every entry point works from the
 // caller's atexit handlers and static or thread_local destructors.
-enum class ObjectKind : uint32_t { Handle = 1, Desc = 2, Layout = 3, GemmDesc = 4 };
+enum class ObjectKind : uint32_t { Handle = 1, Desc = 2, Layout = 3, GemmDesc = 4, Plan = 5 };
 
 // A new live object, a copy of `init`, and the value its creator gets; nullptr when every slot of its kind
 // is taken. Throws std::bad_alloc when a pool cannot grow.
