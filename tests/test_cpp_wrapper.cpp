@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -20,7 +21,7 @@ template <class T>
 constexpr bool move_only_v = !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
                              std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
 static_assert(move_only_v<fq::Handle> && move_only_v<fq::QuantDesc> && move_only_v<fq::TensorLayout> &&
-              move_only_v<fq::GroupedGemmDesc>);
+              move_only_v<fq::GroupedGemmDesc> && move_only_v<fq::Plan>);
 static_assert(std::is_base_of_v<std::runtime_error, fq::Error>);
 // Enum-typed setters take their own enum only: an int, or another attribute's enum, does not convert.
 static_assert(!std::is_invocable_v<decltype(&fq::QuantDesc::set_activation), fq::QuantDesc&, int>);
@@ -405,4 +406,41 @@ TEST_CASE("fq::Span views pointers, arrays and containers") {
     CHECK(fq::Span<int>(c_array + 1, 2).end() == c_array + 3);
     CHECK(fq::Span<int>().empty());
     static_assert(!std::is_constructible_v<fq::Span<float>, const std::vector<float>&>);  // no const dropped
+}
+
+TEST_CASE("fq::Plan runs the bytes fq::Handle::quantize writes, outlives its objects, and throws what fqPlanCreate refuses") {
+    fq::Handle h(FQ_BACKEND_HOST);
+    const int64_t rows = 3, cols = 256;
+    const std::vector<uint16_t> x = random_bf16(size_t(rows * 2 * cols), 7);
+    std::vector<uint8_t> y_quantize(size_t(rows * cols)), y_plan(size_t(rows * cols));
+    std::vector<uint8_t> s_quantize, s_plan;
+    std::optional<fq::Plan> plan;
+    {
+        fq::QuantDesc d;
+        d.set_activation(FQ_ACTIVATION_SILU).set_gate_layout(FQ_GATE_LAYOUT_SPLIT);
+        fq::TensorLayout in(FQ_TYPE_BF16, rows, 2 * cols), out(FQ_TYPE_FP8_E4M3FN, rows, cols);
+        s_quantize.resize(d.scale_buffer_size(rows, cols));
+        h.quantize(d, in, x, out, y_quantize, s_quantize);
+        plan.emplace(h, d, in, out);
+        CHECK(plan->scale_buffer_size() == s_quantize.size());
+        CHECK(plan->workspace_size() == 0);
+        CHECK(plan->columnwise_scale_buffer_size() == 0);
+        CHECK(plan->variant_name() == h.query_support(d, in, out));
+        d.set_activation(FQ_ACTIVATION_RELU);  // later changes do not reach the plan
+    }
+    s_plan.resize(plan->scale_buffer_size());
+    plan->run(x.data(), y_plan.data(), s_plan.data());
+    CHECK(y_plan == y_quantize);
+    CHECK(s_plan == s_quantize);
+
+    fq::QuantDesc mx;
+    mx.set_scheme(FQ_SCHEME_MXFP8);  // FP32 scales: MXFP8 needs E8M0
+    fq::TensorLayout in(FQ_TYPE_BF16, rows, cols), out(FQ_TYPE_FP8_E4M3FN, rows, cols);
+    try {
+        fq::Plan refused(h, mx, in, out);
+        FAIL("fqPlanCreate accepted MXFP8 with FP32 scales");
+    } catch (const fq::Error& e) {
+        CHECK(e.status() == FQ_STATUS_INVALID_VALUE);
+        CHECK(std::string(e.what()).find("FQ_QUANT_DESC_SCALE_TYPE") != std::string::npos);
+    }
 }

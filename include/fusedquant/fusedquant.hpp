@@ -470,6 +470,45 @@ private:
     Owner obj_;
 };
 
+/* ---- Plan ------------------------------------------------------------------------------------------ */
+
+/** A quantization problem validated once (fqPlan_t): the handle, descriptor and layouts are checked and the
+ *  kernel variant chosen when it is made; run() checks only the buffers. It keeps copies of what it needs, so
+ *  it outlives the objects it was made from. run() is const: several threads may run one plan at once. */
+class Plan {
+public:
+    Plan(const Handle& handle, const QuantDesc& desc, const TensorLayout& in, const TensorLayout& out) {
+        fqPlan_t raw = nullptr;
+        check(fqPlanCreate(&raw, handle.get(), desc.get(), in.get(), out.get()));
+        obj_ = Owner(raw);
+    }
+
+    /** Bytes of the workspace run() needs (FQ_PLAN_WORKSPACE_SIZE), of `scales` and of the columnwise scales. */
+    size_t workspace_size() const { return size_t(attr(FQ_PLAN_WORKSPACE_SIZE)); }
+    size_t scale_buffer_size() const { return size_t(attr(FQ_PLAN_SCALE_BUFFER_SIZE)); }
+    size_t columnwise_scale_buffer_size() const { return size_t(attr(FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE)); }
+    /** The variant it runs for 16-byte-aligned buffers. */
+    std::string variant_name() const {
+        char name[256];
+        check(fqPlanGetVariantName(get(), name, sizeof name));
+        return name;
+    }
+
+    /** fqPlanExecute on pointers (device memory on a CUDA handle); `scales` holds scale_buffer_size() bytes,
+     *  the size passed to the library, and `workspace` workspace_size() bytes. */
+    void run(const void* x, void* y, void* scales, fqStream_t stream = nullptr, void* workspace = nullptr) const {
+        check(fqPlanExecute(get(), x, y, scales, scale_buffer_size(), workspace, workspace_size(), stream));
+    }
+
+    fqPlan_t get() const noexcept { return obj_.get(); }
+    fqPlan_t release() noexcept { return obj_.release(); }
+
+private:
+    using Owner = detail::Unique<fqPlan_t, fqPlanDestroy>;
+    int64_t attr(fqPlanAttribute a) const { return detail::get_attribute<int64_t>(fqPlanGetAttribute, get(), a); }
+    Owner obj_;
+};
+
 }  // namespace fq
 
 #endif /* FUSEDQUANT_HPP */

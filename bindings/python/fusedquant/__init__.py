@@ -10,13 +10,14 @@ The IntEnums (Status, DataType, Activation, GateLayout, QuantScheme, ScaleLayout
 are generated from the C header's enums: FQ_ACTIVATION_SILU is Activation.SILU. See README.md.
 """
 from ._api import clear_cache, quantize, repack_scales, scale_buffer_info
-from ._core import (ENUMS, FusedQuantError, GroupedGemmDesc, Handle, QuantDesc, ScaleBufferInfo, TensorLayout, ffi,
+from ._core import (ENUMS, FusedQuantError, GroupedGemmDesc, Handle, Plan, QuantDesc, ScaleBufferInfo, TensorLayout,
+                    ffi,
                     header_version, lib, library_path, library_version, scale_repack_size)
 from ._gemm import GroupedGemmResult, grouped_gemm
 
 globals().update({cls.__name__: cls for cls in ENUMS.values()})
 __version__ = ".".join(map(str, header_version))
 __all__ = ["quantize", "clear_cache", "scale_buffer_info", "repack_scales", "scale_repack_size", "grouped_gemm", "GroupedGemmResult",
-           "FusedQuantError", "Handle", "QuantDesc", "GroupedGemmDesc", "TensorLayout",
+           "FusedQuantError", "Handle", "Plan", "QuantDesc", "GroupedGemmDesc", "TensorLayout",
            "ScaleBufferInfo", "library_version", "library_path", "header_version", "ffi", "lib",
            *(cls.__name__ for cls in ENUMS.values())]

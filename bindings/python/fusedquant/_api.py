@@ -7,7 +7,7 @@ import threading
 
 from . import _arrays
 from ._arrays import ceil_div, itemsize, wrap
-from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, QuantDesc, Status, TensorLayout,
+from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, Plan, QuantDesc, Status, TensorLayout,
                     default_handle, ffi, scale_repack_size, to_enum)
 
 QuantDescAttribute, GateLayout, Backend = ENUMS["fqQuantDescAttribute"], ENUMS["fqGateLayout"], ENUMS["fqBackend"]
@@ -80,7 +80,9 @@ def _ctype(attr):
 # ---- the per-thread cache of quantize()'s library objects ----
 # A repeated call with the same configuration reuses its descriptor (keyed by every attribute that shapes it;
 # pointer attributes only by presence, as they are set on every call), its two layouts (type, rows, cols, ld)
-# and its scale-buffer and workspace queries, instead of creating and querying them again.
+# and its scale-buffer and workspace queries, instead of creating and querying them again. A configuration
+# without pointer attributes (nor columnwise buffers, which are set per call) also keeps its plan (handle,
+# descriptor key, layout keys): the call is then one fqPlanExecute, which checks only the buffers.
 CACHE_SIZE = 64
 _cache = threading.local()
 
@@ -152,6 +154,12 @@ def _workspace_size(h, desc, key, lin, lout):
         return h.workspace_size(desc, lin[1], lout[1])
     handle_id = int(ffi.cast("uintptr_t", h.ptr))  # never reused by a later handle (fusedquant.h, Object lifetime)
     return _lru("workspace", (handle_id, key, lin[0], lout[0]), lambda: h.workspace_size(desc, lin[1], lout[1]))
+
+
+def _plan(h, desc, key, lin, lout):
+    """The cached plan of desc and the (key, TensorLayout) pairs lin and lout on handle h."""
+    handle_id = int(ffi.cast("uintptr_t", h.ptr))
+    return _lru("plan", (handle_id, key, lin[0], lout[0]), lambda: Plan(h, desc, lin[1], lout[1]))
 
 
 def _pointer_value(attr, value, x):
@@ -353,14 +361,21 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
             raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {h.get('backend')!r} device "
                                   f"{h.get('device')}, x is on {x_arr.where}")
         lin, lout = _layout(in_type, rows, width, ld), _layout(out_type, rows, cols, out_ld)
+        planned = key is not None and not columnwise and not any(_ctype(a).endswith("*") for a in attrs)
         with _arrays.device_guard(x_arr.kind, x_arr.device):
+            plan = _plan(h, desc, key, lin, lout) if planned else None
             ws_size = _workspace_size(h, desc, key, lin, lout)
             ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
             s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
                 int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
-            h.quantize(desc, lin[1], x_arr.ptr, lout[1], 0 if out_arr is None else out_arr.ptr,
-                       0 if scales_arr is None else scales_arr.ptr, 0 if scales_arr is None else scales_arr.capacity,
-                       wrap(ws).ptr if ws is not None else 0, ws_size, s)
+            buffers = (x_arr.ptr, 0 if out_arr is None else out_arr.ptr, 0 if scales_arr is None else scales_arr.ptr,
+                       0 if scales_arr is None else scales_arr.capacity, wrap(ws).ptr if ws is not None else 0,
+                       ws_size, s)
+            if plan:
+                plan.run(*buffers)
+            else:
+                x_ptr, *rest = buffers
+                h.quantize(desc, lin[1], x_ptr, lout[1], *rest)
     if columnwise:
         return (out if rowwise else None), (scales if rowwise else None), col_out, col_scales
     return out, scales

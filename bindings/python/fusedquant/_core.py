@@ -325,6 +325,33 @@ class Handle(_Object):
                                 scales_size, p(stream, "fqStream_t")))
 
 
+class Plan(_Object):
+    """A quantization problem validated once (fqPlanCreate): the handle, descriptor and layouts are checked and
+    the kernel variant chosen here; run() checks only the buffers. It copies what it needs, so it outlives the
+    objects it was made from (and ignores later changes to them)."""
+    _ctype, _api, _attr_enum = "fqPlan_t", ("fqPlanCreate", "fqPlanDestroy", None, "fqPlanGetAttribute"), \
+        "fqPlanAttribute"
+
+    def __init__(self, handle, desc, input_layout, output_layout):
+        super().__init__(handle.ptr, desc.ptr, input_layout.ptr, output_layout.ptr)
+        self.workspace_size = self.get("workspace_size")
+        self.scale_buffer_size = self.get("scale_buffer_size")
+
+    def set(self, attr, value):
+        raise FusedQuantError(Status.INVALID_VALUE, "Plan: a plan's attributes are read-only")
+
+    def variant_name(self):
+        name = ffi.new("char[512]")
+        check(lib.fqPlanGetVariantName(self.ptr, name, len(name)))
+        return ffi.string(name).decode()
+
+    def run(self, input, output, scales, scales_size, workspace=0, workspace_size=0, stream=0):
+        """fqPlanExecute with raw addresses (ints)."""
+        check(lib.fqPlanExecute(self.ptr, ffi.cast("void*", input or 0), ffi.cast("void*", output or 0),
+                                ffi.cast("void*", scales or 0), scales_size, ffi.cast("void*", workspace or 0),
+                                workspace_size, ffi.cast("fqStream_t", stream or 0)))
+
+
 def scale_repack_size(scale_type, batch, rows, groups, layout):
     """Bytes of `batch` blocks of rows x groups scales of `scale_type` in `layout` (fqGetScaleRepackSize)."""
     size = ffi.new("size_t*")
