@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for its architecture, run every test (host and GPU), the kernel
 # benchmark and the PyTorch peers, and leave logs under $OUT (or ./gpu-out). Usage:
-#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|peers|gemm|quick|profile|profile-columnwise|test,bench]  (default all)
+#   tools/gpu-check.sh [all|test|check|mlp|sanitize|python|bench|moe|peers|host-overhead|gemm|quick|profile|profile-columnwise|test,bench]  (default all)
 # peers: issue 48's problems, fq (fq bench --file tools/fq/sweeps-peers.txt: $out/peers-fq.json) and then the
 #   torch.compile references (tools/bench/bench_peers.py: $out/peers.json) in the same call on the same device, and the
 #   tables of tools/bench/perf_report.py ($out/perf-tables.md). FQ_PEERS_TORCH=0: fq only; FQ_PEERS_QUICK=1: the peers at
 #   T <= 1024 only. (torch: the same stage, its old name.)
+# host-overhead: host time per call at T = 1 (issue 47): fq_bench_host_overhead (fqQuantize, fqPlanExecute, an empty
+#   kernel's launch, the host backend; $out/host-overhead.json) and tools/bench/bench_host_overhead.py (fq.quantize,
+#   the planned path, torch's aten.silu and torch.ops.fusedquant; $out/host-overhead-py.json), then perf_report.py's
+#   "Host overhead per call" table ($out/host-overhead.md). Builds its target itself.
 # gemm: fqGroupedGemm's GPU tests (fq_gemm_gpu_tests), fq_bench_gemm (fused against cuBLASLt per group + fqQuantize;
 #   $out/gemm-bench.json/.csv) and torch's bf16 grouped GEMM + activation (tools/bench/bench_gemm_torch.py; $out/gemm-torch.json);
 #   builds its two targets itself, so it also runs after a build limited by FQ_BUILD_TARGET. FQ_GEMM_TORCH=0 leaves
@@ -142,6 +146,18 @@ if has peers || asked torch; then
     timeout 500 python3 tools/bench/bench_peers.py "$out/peers.json" ${FQ_PEERS_QUICK:+--quick} 2>&1 | grep -v Warning | tee "$out/peers.txt"
   fi
   python3 tools/bench/perf_report.py "$out" >"$out/perf-tables.md" && echo "tables: $out/perf-tables.md"
+fi
+if has host-overhead; then
+  echo "== host overhead per call (issue 47): fq_bench_host_overhead, tools/bench/bench_host_overhead.py"
+  cmake --build build-gpu -j"$jobs" --target fq_bench_host_overhead >>"$out/build.log" 2>&1 ||
+    { echo "build of fq_bench_host_overhead failed"; tail -30 "$out/build.log"; status=1; }
+  ./build-gpu/tools/bench/fq_bench_host_overhead --json "$out/host-overhead.json" 2>&1 | tee "$out/host-overhead.txt" ||
+    status=1
+  # cffi from the carried wheels, as the python stage installs it (a no-op when that stage ran first).
+  python3 -m pip install -q --no-index --no-deps --target /tmp/fq-site bindings/python/.device/*.whl 2>&1 | tail -2
+  PYTHONPATH=/tmp/fq-site FUSEDQUANT_LIBRARY=$PWD/build-gpu/libfusedquant.so timeout 300 python3 tools/bench/bench_host_overhead.py \
+    --json "$out/host-overhead-py.json" 2>&1 | grep -v Warning | tee "$out/host-overhead-py.txt"
+  python3 tools/bench/perf_report.py "$out" >"$out/host-overhead.md" && echo "table: $out/host-overhead.md"
 fi
 if has gemm; then
   echo "== fqGroupedGemm: GPU tests, fq_bench_gemm (fused vs cuBLASLt per group + fqQuantize), torch bf16 peers"

@@ -1,6 +1,7 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
 bench.json, bench-pdl.json, bench-block2d.json, bench-sweeps.json, bench-moe.json,
-peers-fq.json (all `fq bench --json`), peers.json (tools/bench/bench_peers.py). Each table is printed
+peers-fq.json (all `fq bench --json`), peers.json (tools/bench/bench_peers.py), host-overhead.json
+(fq_bench_host_overhead) and host-overhead-py.json (tools/bench/bench_host_overhead.py). Each table is printed
 when its file is there. Results `fq bench` skipped or failed (status other than "ok") are left out. Every time is
 the median of graph replays; "copy" is the fastest of fq bench's three same-bytes copies, named beside it.
 Usage: python3 tools/bench/perf_report.py DIR > tables.md"""
@@ -128,6 +129,30 @@ def main(d):
     if peers_fq:
         print_peer_tables(peers_fq, peers)
         print_other_problems(peers_fq)
+    c_calls, py_calls = load(d, "host-overhead.json"), load(d, "host-overhead-py.json")
+    if c_calls or py_calls:
+        print_host_overhead(c_calls, py_calls)
+
+
+def print_host_overhead(c_calls, py_calls):
+    """Host time per call at T tokens (median of eager calls), each against the empty kernel launch of its run."""
+    print()
+    print("Host overhead per call (" + " / ".join(f"{doc['device']}" for doc in (c_calls, py_calls) if doc)
+          + "): the median of eager calls, silu_and_mul 7168 -> e4m3 per-group 128 at T tokens; "
+          "CUDA calls time the enqueue, host-backend calls the synchronous call (the reference's compute at T = 1). "
+          "Goals: fqPlanExecute <= 0.5 us and fqQuantize <= 1.5 us above the empty launch, Python <= 10 us in all.")
+    print()
+    print("| layer | call | backend | T | median us | p10 us | p90 us | above empty launch us |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for layer, doc in (("C", c_calls), ("Python", py_calls)):
+        if not doc:
+            continue
+        empty = next((r["median_us"] for r in doc["results"] if r["name"] == "empty_launch"), None)
+        for r in doc["results"]:
+            above = f"{r['median_us'] - empty:+.2f}" if empty is not None and r["backend"] == "cuda" and \
+                r["name"] != "empty_launch" else ""
+            print(f"| {layer} | {r['name']} | {r['backend']} | {r['tokens']} | {r['median_us']:.2f} | "
+                  f"{r['p10_us']:.2f} | {r['p90_us']:.2f} | {above} |")
 
 
 def copy_label(r):

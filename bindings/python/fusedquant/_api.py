@@ -81,8 +81,10 @@ def _ctype(attr):
 # A repeated call with the same configuration reuses its descriptor (keyed by every attribute that shapes it;
 # pointer attributes only by presence, as they are set on every call), its two layouts (type, rows, cols, ld)
 # and its scale-buffer and workspace queries, instead of creating and querying them again. A configuration
-# without pointer attributes (nor columnwise buffers, which are set per call) also keeps its plan (handle,
-# descriptor key, layout keys): the call is then one fqPlanExecute, which checks only the buffers.
+# without pointer attributes (nor columnwise buffers, which are set per call) on the default handle also keeps
+# its plan (handle, descriptor key, layout keys): the call is then one fqPlanExecute, which checks only the buffers. Such a call
+# made without output buffers or a handle is also remembered by its keywords and x's geometry (_call_key), so
+# that the next one skips the descriptor, layouts and queries altogether (_PlannedCall).
 CACHE_SIZE = 64
 _cache = threading.local()
 
@@ -160,6 +162,44 @@ def _plan(h, desc, key, lin, lout):
     """The cached plan of desc and the (key, TensorLayout) pairs lin and lout on handle h."""
     handle_id = int(ffi.cast("uintptr_t", h.ptr))
     return _lru("plan", (handle_id, key, lin[0], lout[0]), lambda: Plan(h, desc, lin[1], lout[1]))
+
+
+def _stream(x, stream):
+    """The stream a call runs on: `stream` (an int, or an object with .cuda_stream / .ptr), else x's current one."""
+    if stream is None:
+        return _arrays.current_stream(x.kind, x.device)
+    return int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+
+
+def _call_key(x, in_dtype, attributes):
+    """The key of a call whose library work depends only on its keywords and x's geometry (no buffers or handle
+    given): x's framework, device, dtype, shape and byte strides, in_dtype and the keywords; None when a keyword
+    value is not hashable (an array)."""
+    key = (x.kind, x.device, x.dtype, x.shape, x.strides, in_dtype, tuple(sorted(attributes.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+class _PlannedCall:
+    """What a planned quantize() call worked out, for the next call with the same _call_key: the plan, the
+    output's shape and dtype, the scale buffer's facts and the workspace size. Running it allocates the outputs
+    and makes one fqPlanExecute."""
+    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size")
+
+    def __init__(self, plan, out_shape, out_dtype, info, ws_size):
+        self.plan, self.out_shape, self.out_dtype, self.info, self.ws_size = plan, out_shape, out_dtype, info, ws_size
+
+    def __call__(self, x, stream):
+        with _arrays.device_guard(x.kind, x.device):
+            out = _arrays.empty(x.kind, x.device, self.out_shape, self.out_dtype)
+            scales, scales_arr = _scales(None, x, self.info)
+            ws = wrap(_arrays.empty(x.kind, x.device, (self.ws_size,), "uint8")).ptr if self.ws_size else 0
+            self.plan.run(x.ptr, wrap(out).ptr, scales_arr.ptr, scales_arr.capacity, ws, self.ws_size,
+                          _stream(x, stream))
+        return out, scales
 
 
 def _pointer_value(attr, value, x):
@@ -308,6 +348,13 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
     in_dtype: reads x as this type (e.g. "bf16" for a uint16 array of bf16 bits).
     """
     x_arr = wrap(x)
+    call_key = None
+    if out is None and scales is None and col_out is None and col_scales is None and handle is None:
+        call_key = _call_key(x_arr, in_dtype, attributes)
+        planned_call = _cache.__dict__.get("call", {}).get(call_key) if call_key is not None else None
+        if planned_call is not None:
+            _cache.call.move_to_end(call_key)
+            return planned_call(x_arr, stream)
     if in_dtype is None and x_arr.dtype not in _arrays.DTYPE_TO_TYPE:
         raise FusedQuantError(Status.INVALID_VALUE, f"x: dtype {x_arr.dtype} is not a library type (inputs are "
                               "bfloat16 or float16; in_dtype= reinterprets raw 16-bit data)")
@@ -361,21 +408,25 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
             raise FusedQuantError(Status.INVALID_VALUE, f"handle: backend {h.get('backend')!r} device "
                                   f"{h.get('device')}, x is on {x_arr.where}")
         lin, lout = _layout(in_type, rows, width, ld), _layout(out_type, rows, cols, out_ld)
-        planned = key is not None and not columnwise and not any(_ctype(a).endswith("*") for a in attrs)
+        # A caller's handle may have its attributes changed between calls, which a plan would not see.
+        planned = key is not None and handle is None and not columnwise and \
+            not any(_ctype(a).endswith("*") for a in attrs)
         with _arrays.device_guard(x_arr.kind, x_arr.device):
             plan = _plan(h, desc, key, lin, lout) if planned else None
             ws_size = _workspace_size(h, desc, key, lin, lout)
             ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
-            s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
-                int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
-            buffers = (x_arr.ptr, 0 if out_arr is None else out_arr.ptr, 0 if scales_arr is None else scales_arr.ptr,
+            buffers = (0 if out_arr is None else out_arr.ptr, 0 if scales_arr is None else scales_arr.ptr,
                        0 if scales_arr is None else scales_arr.capacity, wrap(ws).ptr if ws is not None else 0,
-                       ws_size, s)
+                       ws_size, _stream(x_arr, stream))
             if plan:
-                plan.run(*buffers)
+                plan.run(x_arr.ptr, *buffers)
             else:
-                x_ptr, *rest = buffers
-                h.quantize(desc, lin[1], x_ptr, lout[1], *rest)
+                h.quantize(desc, lin[1], x_arr.ptr, lout[1], *buffers)
+        if plan and call_key is not None:  # the next such call is this plan's execution alone
+            packed = out_type == DataType.FP4_E2M1
+            out_shape = (*lead, ceil_div(cols, 2) if packed else cols)
+            _lru("call", call_key, lambda: _PlannedCall(plan, out_shape, _arrays.TYPE_TO_DTYPE[out_type.name], info,
+                                                        ws_size))
     if columnwise:
         return (out if rowwise else None), (scales if rowwise else None), col_out, col_scales
     return out, scales

@@ -65,3 +65,23 @@ def test_pointer_attributes_and_columnwise_buffers_take_the_unplanned_path(rng):
     fq.quantize(x, in_dtype="bf16", activation="silu", gate_layout="split", row_prob=np.ones(4, np.float32))
     fq.quantize(x, in_dtype="bf16", outputs="columnwise")
     assert not getattr(_api._cache, "plan", None)
+
+
+def test_the_planned_call_path_returns_what_the_full_path_returns(rng):
+    fq.clear_cache()
+    x = _bf16(rng, (2, 3, 512))  # leading axes fold into rows
+    for scheme in ("per_group", "mxfp8", "nvfp4", "per_token"):
+        kw = dict(activation="silu", gate_layout="interleaved", scheme=scheme)
+        full = fq.quantize(x, in_dtype="bf16", **kw)
+        planned = fq.quantize(x, in_dtype="bf16", **kw)  # the remembered call: one fqPlanExecute
+        assert len(_api._cache.call) >= 1
+        for a, b in zip(full, planned):
+            assert a.shape == b.shape and a.dtype == b.dtype and a.strides == b.strides
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+def test_a_callers_handle_takes_the_unplanned_path(rng):
+    fq.clear_cache()
+    h = fq.Handle(fq.Backend.HOST)
+    fq.quantize(_bf16(rng, (2, 256)), in_dtype="bf16", activation="silu", gate_layout="split", handle=h)
+    assert not getattr(_api._cache, "plan", None) and not getattr(_api._cache, "call", None)

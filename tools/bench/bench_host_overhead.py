@@ -1,0 +1,145 @@
+"""Host time per call of the Python layer at T = 1 (a benchmark, not a test: it asserts nothing about the numbers).
+
+The problem is fq_bench_host_overhead's: silu_and_mul of bf16 [T, 2 x 7168] to e4m3 [T, 7168], per-group 128. Each
+row is the median (and 10th / 90th percentiles) of --calls eager calls, after 100 untimed ones; on CUDA the wall
+time to return from the call (the work is enqueued), the stream synchronised every 256 calls outside the timing.
+
+  fq.quantize            the public call (its descriptor, layouts and plan cached after the first call)
+  fq.quantize uncached   the same with fusedquant.clear_cache() before each call (descriptor, layouts, queries
+                         and plan made again: what every call cost before the cache; --calls / 10 calls)
+  Plan.run               a fusedquant.Plan made once, run on preallocated buffers: the floor of the binding
+  torch.ops.fusedquant   fusedquant's torch op, when torch.ops.fusedquant has one (issue 47 item 2)
+  aten.silu              torch.ops.aten.silu on the same input: what a torch op's dispatch costs
+  empty_launch           torch.cuda._sleep(0): a kernel launch through torch's binding, the floor in Python
+
+With a CUDA device (and torch) the inputs are torch CUDA tensors; otherwise NumPy arrays on the host backend,
+where T = 1 includes the reference's compute and T = 0 shows the layer's cost alone (no torch row).
+Usage: python3 tools/bench/bench_host_overhead.py [--json FILE] [--calls N] [--host-only]
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bindings" / "python"))
+import fusedquant as fq  # noqa: E402
+
+HIDDEN, GROUP = 7168, 128
+KW = dict(activation="silu", gate_layout="split", group_size=GROUP)
+
+
+def time_calls(call, calls, sync=lambda: None):
+    for _ in range(100):
+        call()
+    sync()
+    us = []
+    for i in range(calls):
+        if i % 256 == 0:
+            sync()
+        t0 = time.perf_counter_ns()
+        call()
+        us.append((time.perf_counter_ns() - t0) / 1e3)
+    sync()
+    us.sort()
+    q = lambda f: us[int(f * (len(us) - 1))]  # noqa: E731
+    return {"calls": calls, "p10_us": q(0.1), "median_us": statistics.median(us), "p90_us": q(0.9)}
+
+
+def fusedquant_torch_op():
+    """A callable of fusedquant's torch op for this problem, or None when torch.ops.fusedquant has none."""
+    import torch
+    ns = getattr(torch.ops, "fusedquant", None)
+    for name in ("silu_and_mul_quant", "quantize"):
+        try:
+            op = getattr(ns, name)
+        except (AttributeError, RuntimeError):
+            continue
+        return name, op
+    return None
+
+
+def cuda_rows(calls):
+    import torch
+    x = torch.randn(1, 2 * HIDDEN, device="cuda", dtype=torch.bfloat16)
+    sync = torch.cuda.synchronize
+    rows = []
+
+    def add(name, call, n=calls):
+        rows.append({"backend": "cuda", "name": name, "tokens": 1, **time_calls(call, n, sync)})
+
+    add("empty_launch", lambda: torch.cuda._sleep(0))
+    add("aten.silu", lambda: torch.ops.aten.silu(x))
+    add("fq.quantize", lambda: fq.quantize(x, **KW))
+
+    def uncached():
+        fq.clear_cache()
+        fq.quantize(x, **KW)
+    add("fq.quantize uncached", uncached, max(calls // 10, 1))
+    h = fq.Handle(fq.Backend.CUDA, torch.cuda.current_device())
+    desc = fq.QuantDesc(**KW)
+    plan = fq.Plan(h, desc, fq.TensorLayout("bf16", 1, 2 * HIDDEN), fq.TensorLayout("fp8_e4m3fn", 1, HIDDEN))
+    y = torch.empty(1, HIDDEN, device="cuda", dtype=torch.uint8)
+    s = torch.empty(plan.scale_buffer_size, device="cuda", dtype=torch.uint8)
+    stream = torch.cuda.current_stream().cuda_stream
+    add("Plan.run", lambda: plan.run(x.data_ptr(), y.data_ptr(), s.data_ptr(), plan.scale_buffer_size, 0, 0, stream))
+    op = fusedquant_torch_op()
+    if op:
+        name, fn = op
+        try:
+            add(f"torch.ops.fusedquant.{name}", lambda: fn(x, group_size=GROUP))
+        except Exception as e:  # an op of another signature: say so, measure the rest
+            print(f"bench_host_overhead.py: torch.ops.fusedquant.{name} not timed: {e}", file=sys.stderr)
+    return torch.cuda.get_device_name(), rows
+
+
+def host_rows(calls):
+    import numpy as np
+    rows = []
+    h = fq.Handle(fq.Backend.HOST)
+    for tokens in (1, 0):
+        x = np.full((tokens, 2 * HIDDEN), 0x3F80, np.uint16)  # 1.0 in bf16
+        add = lambda name, call, n=calls: rows.append(  # noqa: E731
+            {"backend": "host", "name": name, "tokens": tokens, **time_calls(call, n)})
+        add("fq.quantize", lambda: fq.quantize(x, in_dtype="bf16", **KW))
+
+        def uncached():
+            fq.clear_cache()
+            fq.quantize(x, in_dtype="bf16", **KW)
+        add("fq.quantize uncached", uncached, max(calls // 10, 1))
+        plan = fq.Plan(h, fq.QuantDesc(**KW), fq.TensorLayout("bf16", tokens, 2 * HIDDEN),
+                       fq.TensorLayout("fp8_e4m3fn", tokens, HIDDEN))
+        y, s = np.empty((tokens, HIDDEN), np.uint8), np.empty(max(plan.scale_buffer_size, 1), np.uint8)
+        add("Plan.run", lambda: plan.run(x.ctypes.data, y.ctypes.data, s.ctypes.data, plan.scale_buffer_size))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json")
+    ap.add_argument("--calls", type=int, default=10000)
+    ap.add_argument("--host-only", action="store_true")
+    args = ap.parse_args()
+    device, rows = "host only", []
+    try:
+        import torch
+        cuda = torch.cuda.is_available() and not args.host_only
+    except ImportError:
+        cuda = False
+    if cuda:
+        device, rows = cuda_rows(args.calls)
+    rows += host_rows(args.calls)
+    print(f"Python host time per call, silu_and_mul {HIDDEN} -> e4m3 g{GROUP} ({device}; {args.calls} calls)")
+    print(f"{'backend':8} {'call':34} {'T':>3} {'p10 us':>10} {'median us':>10} {'p90 us':>10}")
+    for r in rows:
+        print(f"{r['backend']:8} {r['name']:34} {r['tokens']:3} {r['p10_us']:10.2f} {r['median_us']:10.2f} "
+              f"{r['p90_us']:10.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"benchmark": "host_overhead_python", "device": device,
+                                               "fusedquant": fq.library_path and str(fq.library_path),
+                                               "results": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
