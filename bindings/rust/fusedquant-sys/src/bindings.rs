@@ -542,6 +542,89 @@ extern "C" {
         stream: fqStream_t,
     ) -> fqStatus_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct fqPlanOpaque {
+    _unused: [u8; 0],
+}
+#[doc = " A quantization problem resolved once (in the manner of a cuFFT plan): fqPlanCreate checks the handle,"]
+#[doc = "  descriptor and layouts as fqQuantize does, resolves the defaults and chooses the kernel variant; each"]
+#[doc = "  fqPlanExecute then checks only what can change per call. fqQuantize is exactly fqPlanCreate followed by"]
+#[doc = "  fqPlanExecute (the same checks, statuses, messages and bytes), without the object."]
+#[doc = ""]
+#[doc = "      fqPlan_t p;  fqPlanCreate(&p, h, d, in, out);"]
+#[doc = "      int64_t scale_bytes;  fqPlanGetAttribute(p, FQ_PLAN_SCALE_BUFFER_SIZE, &scale_bytes, sizeof scale_bytes, NULL);"]
+#[doc = "      for (...) fqPlanExecute(p, x, y, scales, scale_bytes, NULL, 0, stream);"]
+#[doc = "      fqPlanDestroy(p);"]
+#[doc = ""]
+#[doc = "  A plan keeps copies of what it needs: the handle's attributes, the descriptor's (its pointers included) and"]
+#[doc = "  both layouts, as they were at fqPlanCreate. It borrows nothing: it stays valid after the handle, descriptor"]
+#[doc = "  and layouts are changed or destroyed, and later changes to them do not reach it. A plan is never changed"]
+#[doc = "  after creation, so several threads may execute one plan at once (each on its own buffers). Plans follow"]
+#[doc = "  the \"Object lifetime\" rules above (fqPlanDestroy retires the value)."]
+pub type fqPlan_t = *mut fqPlanOpaque;
+extern "C" {
+    #[doc = " Validates the problem and chooses its variant: the status and message fqQuantize would give for these"]
+    #[doc = "  objects before it looks at a buffer (INVALID_HANDLE, INVALID_VALUE, NULL_POINTER, NOT_SUPPORTED, as"]
+    #[doc = "  fqQuerySupport gives them). The descriptor's pointers (static scale, scale bound, routing probability,"]
+    #[doc = "  global amax, MoE offsets and counts, columnwise outputs) are part of the plan and are checked here, once:"]
+    #[doc = "  their alignment and, on a CUDA handle, that the handle's device is current and addresses each of them"]
+    #[doc = "  (INVALID_VALUE / MISALIGNED naming the attribute). `*plan` is NULL after a failure."]
+    pub fn fqPlanCreate(
+        plan: *mut fqPlan_t,
+        handle: fqHandle_t,
+        desc: fqQuantDesc_t,
+        inputLayout: fqTensorLayout_t,
+        outputLayout: fqTensorLayout_t,
+    ) -> fqStatus_t;
+}
+extern "C" {
+    #[doc = " Destroys a plan. NULL is accepted and ignored."]
+    pub fn fqPlanDestroy(plan: fqPlan_t) -> fqStatus_t;
+}
+#[doc = "< int64_t: fqGetWorkspaceSize for the plan's problem"]
+pub const FQ_PLAN_WORKSPACE_SIZE: fqPlanAttribute = 0;
+#[doc = "< int64_t: the bytes fqPlanExecute writes to `scales` (0 when"]
+#[doc = "FQ_QUANT_DESC_OUTPUTS is COLUMNWISE alone)"]
+pub const FQ_PLAN_SCALE_BUFFER_SIZE: fqPlanAttribute = 1;
+#[doc = "< int64_t: the bytes written to the columnwise scales (0"]
+#[doc = "without the columnwise output)"]
+pub const FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE: fqPlanAttribute = 2;
+#[doc = " Facts of a plan (read-only; fqPlanGetAttribute)."]
+pub type fqPlanAttribute = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " As fqQuantDescGetAttribute: with buf NULL and sizeInBytes 0 only *sizeWritten is returned."]
+    pub fn fqPlanGetAttribute(
+        plan: fqPlan_t,
+        attr: i32,
+        buf: *mut ::std::os::raw::c_void,
+        sizeInBytes: usize,
+        sizeWritten: *mut usize,
+    ) -> fqStatus_t;
+}
+extern "C" {
+    #[doc = " The name of the variant the plan runs for 16-byte-aligned buffers (fqQuerySupport's), NUL-terminated and"]
+    #[doc = "  truncated to `nameCapacity` (at least 1)."]
+    pub fn fqPlanGetVariantName(plan: fqPlan_t, name: *mut ::std::os::raw::c_char, nameCapacity: usize) -> fqStatus_t;
+}
+extern "C" {
+    #[doc = " Runs the plan: fqQuantize's buffer arguments, checked as fqQuantize checks them on every call (NULL,"]
+    #[doc = "  alignment, sizes, aliasing with each other and with the plan's columnwise outputs, and on a CUDA handle the"]
+    #[doc = "  current device and the device each buffer belongs to), with fqQuantize's statuses and messages. Buffers"]
+    #[doc = "  that are not 16-byte aligned (or row strides that are not) run the variant chosen for them at creation."]
+    #[doc = "  Asynchronous on `stream` for a CUDA handle (no allocation, no lock, capturable in a CUDA graph);"]
+    #[doc = "  synchronous on the host backend. A failing call writes nothing."]
+    pub fn fqPlanExecute(
+        plan: fqPlan_t,
+        input: *const ::std::os::raw::c_void,
+        output: *mut ::std::os::raw::c_void,
+        scales: *mut ::std::os::raw::c_void,
+        scalesSizeInBytes: usize,
+        workspace: *mut ::std::os::raw::c_void,
+        workspaceSizeInBytes: usize,
+        stream: fqStream_t,
+    ) -> fqStatus_t;
+}
 extern "C" {
     #[doc = " fqQuantize of a packed [rows, W] input (W = 2 * cols gated, cols otherwise; row stride W) to a packed"]
     #[doc = "  [rows, cols] output (row stride cols; FP4: cols / 2 bytes) in one call, in the manner of zstd's simple API:"]

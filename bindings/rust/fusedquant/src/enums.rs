@@ -148,6 +148,11 @@ c_enums! {
         Blocks = FQ_SCALE_REPACK_BLOCKS, StackedToBlocks = FQ_SCALE_REPACK_STACKED_TO_BLOCKS,
         BlocksToStacked = FQ_SCALE_REPACK_BLOCKS_TO_STACKED,
     }
+    /// Facts of a plan (`fqPlanAttribute`); [`crate::Plan`] reads them at creation.
+    PlanAttr = "fqPlanAttribute" {
+        WorkspaceSize = FQ_PLAN_WORKSPACE_SIZE, ScaleBufferSize = FQ_PLAN_SCALE_BUFFER_SIZE,
+        ColumnwiseScaleBufferSize = FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE,
+    }
     /// Facts about a scale buffer (`fqScaleInfo`); see [`crate::QuantDesc::scale_buffer_info`].
     ScaleInfo = "fqScaleInfo" {
         Bytes = FQ_SCALE_INFO_BYTES, Rows = FQ_SCALE_INFO_ROWS, Cols = FQ_SCALE_INFO_COLS,

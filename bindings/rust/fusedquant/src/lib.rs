@@ -43,6 +43,7 @@ mod elements;
 pub mod enums;
 mod gemm;
 mod objects;
+mod plan;
 mod repack;
 
 pub use device::{DevicePtr, DevicePtrMut};
@@ -55,6 +56,7 @@ pub use gemm::{GemmBuffers, GemmGroups};
 #[cfg(feature = "half")]
 pub use half;
 pub use objects::{GroupedGemmDesc, Handle, QuantDesc, ScaleBuffer, TensorLayout};
+pub use plan::{Plan, PlanCache};
 pub use repack::{scale_repack_size, ScaleRepack};
 
 /// The version of the header this crate was built against (MAJOR*10000 + MINOR*100 + PATCH).

@@ -434,7 +434,7 @@ pub(crate) fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &
 }
 
 /// Checks a host scale slice against the scale-buffer query of `which` for a `rows` x `cols` output.
-fn check_scales<S: Element>(
+pub(crate) fn check_scales<S: Element>(
     what: &str,
     desc: &QuantDesc,
     rows: i64,
@@ -464,7 +464,7 @@ fn check_scales<S: Element>(
 
 /// Reads a NUL-terminated name the library writes into a caller's buffer (`fill(buf, capacity)`),
 /// growing the buffer while the name fills it.
-fn read_name(mut fill: impl FnMut(*mut c_char, usize) -> sys::fqStatus_t) -> Result<String> {
+pub(crate) fn read_name(mut fill: impl FnMut(*mut c_char, usize) -> sys::fqStatus_t) -> Result<String> {
     let mut capacity = 256;
     loop {
         let mut buf = vec![0u8; capacity];

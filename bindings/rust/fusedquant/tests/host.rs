@@ -310,6 +310,7 @@ fn rust_enums() -> BTreeMap<&'static str, Mapping> {
         entry::<ScaleInfo>(),
         entry::<ScaleRepackBatching>(),
         entry::<GemmDescAttr>(),
+        entry::<PlanAttr>(),
     ])
 }
 
@@ -574,5 +575,78 @@ fn grouped_gemm_errors_name_the_argument() -> Result<()> {
     assert!(err.message.contains("FQ_GEMM_DESC_A_SCALE_LAYOUT"), "{err}");
     assert_eq!(gemm.num_groups()?, 2);
     assert!(!gemm.quantize()?, "QUANTIZE follows the last call's output (none)");
+    Ok(())
+}
+
+fn silu_problem(rows: i64, cols: i64) -> Result<(QuantDesc, TensorLayout, TensorLayout)> {
+    let mut desc = QuantDesc::new()?;
+    desc.set_activation(Activation::Silu)?.set_gate_layout(GateLayout::Split)?.set_group_size(64)?;
+    Ok((
+        desc,
+        TensorLayout::new(DataType::Bf16, rows, 2 * cols, 2 * cols)?,
+        TensorLayout::new(DataType::Fp8E4m3fn, rows, cols, cols)?,
+    ))
+}
+
+#[test]
+fn a_plan_writes_the_bytes_of_quantize_and_outlives_its_objects() -> Result<()> {
+    let h = host();
+    let (rows, cols) = (3, 256);
+    let x: Vec<u16> = (0..rows * 2 * cols).map(|i| 0x3F80 + (i % 97) as u16).collect();
+    let (mut y, mut s) = (vec![0u8; (rows * cols) as usize], vec![0f32; (rows * cols / 64) as usize]);
+    let plan = {
+        let (mut desc, lin, lout) = silu_problem(rows, cols)?;
+        h.quantize(&desc, &lin, &x, &lout, &mut y, &mut s)?;
+        let plan = Plan::new(&h, &desc, &lin, &lout)?;
+        assert_eq!(plan.scale_buffer_size(), s.len() * 4);
+        assert_eq!(plan.variant_name()?, h.query_support(&desc, &lin, &lout)?);
+        desc.set_activation(Activation::Relu)?; // later changes do not reach the plan
+        plan
+    };
+    let (mut y2, mut s2) = (vec![0u8; y.len()], vec![0f32; s.len()]);
+    plan.quantize(&x, &mut y2, &mut s2)?;
+    assert_eq!((y2, s2), (y, s.clone()));
+    let err = plan.quantize(&x, &mut [0u8; 4], &mut s.clone()).unwrap_err();
+    assert_eq!(err.status, Status::InsufficientBuffer);
+    assert!(err.message.starts_with("output:"), "{}", err.message);
+    Ok(())
+}
+
+#[test]
+fn a_descriptor_with_a_pointer_needs_the_unsafe_constructor() -> Result<()> {
+    let h = host();
+    let (mut desc, lin, lout) = silu_problem(2, 64)?;
+    let prob = [1.0f32, 0.5];
+    unsafe { desc.set_row_prob_pointer(prob.as_ptr())? };
+    let err = Plan::new(&h, &desc, &lin, &lout).unwrap_err();
+    assert_eq!(err.status, Status::InvalidValue);
+    assert!(err.message.contains("Plan::with_pointers"), "{}", err.message);
+    assert!(PlanCache::new(4).plan(&h, &desc, &lin, &lout).is_err());
+    Ok(())
+}
+
+#[test]
+fn the_plan_cache_hits_on_the_same_problem_and_misses_on_a_changed_shape() -> Result<()> {
+    let h = host();
+    let cache = PlanCache::new(2);
+    let (desc, lin, lout) = silu_problem(3, 256)?;
+    let first = cache.plan(&h, &desc, &lin, &lout)?;
+    let (desc2, lin2, lout2) = silu_problem(3, 256)?; // other objects, the same problem
+    assert!(std::sync::Arc::ptr_eq(&first, &cache.plan(&h, &desc2, &lin2, &lout2)?));
+    assert_eq!(cache.len(), 1);
+    let (_, lin4, lout4) = silu_problem(4, 256)?; // another shape
+    let other = cache.plan(&h, &desc, &lin4, &lout4)?;
+    assert!(!std::sync::Arc::ptr_eq(&first, &other));
+    let (desc3, lin3, lout3) = silu_problem(3, 128)?;
+    cache.plan(&h, &desc3, &lin3, &lout3)?; // a third problem: the least recently used goes
+    assert_eq!(cache.len(), 2);
+    assert!(!std::sync::Arc::ptr_eq(&first, &cache.plan(&h, &desc, &lin, &lout)?));
+    // The same bytes through the cached plan as through Handle::quantize.
+    let x: Vec<u16> = (0..3 * 512).map(|i| 0x3F00 + (i % 251) as u16).collect();
+    let (mut y, mut s) = (vec![0u8; 768], vec![0f32; 12]);
+    let (mut y2, mut s2) = (y.clone(), s.clone());
+    h.quantize(&desc, &lin, &x, &lout, &mut y, &mut s)?;
+    cache.plan(&h, &desc, &lin, &lout)?.quantize(&x, &mut y2, &mut s2)?;
+    assert_eq!((y, s), (y2, s2));
     Ok(())
 }
