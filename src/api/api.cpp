@@ -1,10 +1,12 @@
 // The extern "C" boundary: every public function is here. Each one clears the thread's message, checks
 // its arguments, and turns every C++ exception into a status (nothing escapes into C callers).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <new>
 #include <optional>
+#include <type_traits>
 
 #include "../dispatch/device.h"
 #include "../dispatch/registry.h"
@@ -122,21 +124,6 @@ fqStatus_t resolve(const QuantObjects& o, fqPlanOpaque* p) {
     return build_config(o.handle, o.desc, o.in, o.out, &p->config);
 }
 
-// The caller's objects, checked live and copied under one lock, then resolved.
-fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
-                     fqPlanOpaque* p) {
-    FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
-    FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
-    FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
-    FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
-    QuantObjects o;
-    {
-        const auto lock = lock_object_contents();
-        o = QuantObjects{*handle, *desc, *in, *out};
-    }
-    return resolve(o, p);
-}
-
 // The variant that runs `c` (a resolved problem with its buffers' alignment in c.vector_aligned): the plan's
 // choice, or the dispatcher's now. The API's one call of the dispatcher.
 fqStatus_t choose_variant(const fqPlanOpaque& p, const OpConfig& c, const Variant** v) {
@@ -145,6 +132,63 @@ fqStatus_t choose_variant(const fqPlanOpaque& p, const OpConfig& c, const Varian
         return FQ_STATUS_SUCCESS;
     }
     return select_variant(p.handle.backend, p.handle.arch, p.handle.variant, c, v);
+}
+
+// Chooses, where it can, the variants of a resolved problem ahead of its buffers: for 16-byte-aligned ones and
+// for others. A problem no variant runs keeps nullptr, to be refused when the call gets there (in the order
+// fqQuantize checks things, so with its message).
+void choose_variants_ahead(fqPlanOpaque* p) {
+    OpConfig c = p->config;
+    for (const bool aligned : {true, false}) {
+        c.vector_aligned = aligned;
+        if (choose_variant(*p, c, &p->variant[aligned ? 1 : 0]) != FQ_STATUS_SUCCESS) {
+            p->variant[aligned ? 1 : 0] = nullptr;
+            clear_last_error();
+        }
+    }
+}
+
+// What this thread last resolved (configure), for the same objects while no attribute was written since: the
+// objects' values as the caller passed them (a value is never reused for another object) and the generation of
+// the objects' contents it was copied at.
+struct LastResolved {
+    const void* values[4] = {};
+    uint64_t generation = 0;
+    bool valid = false;
+    fqPlanOpaque plan;
+};
+static_assert(std::is_trivially_destructible_v<LastResolved>, "usable from the caller's thread_local destructors");
+thread_local LastResolved t_last;
+
+// The caller's objects, checked live and copied under one lock, then resolved with the variants chosen ahead;
+// a repeated call on the same unchanged objects takes this thread's last resolution instead (it is what
+// resolving again would give: the same contents, the same immutable dispatch table).
+fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
+                     fqPlanOpaque* p) {
+    const void* const values[4] = {handle, desc, in, out};
+    FQ_TRY(live_object("handle", handle, ObjectKind::Handle));
+    FQ_TRY(live_object("desc", desc, ObjectKind::Desc));
+    FQ_TRY(live_object("inputLayout", in, ObjectKind::Layout));
+    FQ_TRY(live_object("outputLayout", out, ObjectKind::Layout));
+    QuantObjects o;
+    uint64_t generation = 0;
+    {
+        const auto lock = lock_object_contents();
+        generation = object_contents_generation();
+        if (t_last.valid && t_last.generation == generation && std::equal(values, values + 4, t_last.values)) {
+            *p = t_last.plan;
+            return FQ_STATUS_SUCCESS;
+        }
+        o = QuantObjects{*handle, *desc, *in, *out};
+    }
+    t_last.valid = false;
+    FQ_TRY(resolve(o, p));
+    choose_variants_ahead(p);
+    std::copy(values, values + 4, t_last.values);
+    t_last.generation = generation;
+    t_last.plan = *p;
+    t_last.valid = true;
+    return FQ_STATUS_SUCCESS;
 }
 
 // fqTensorLayoutCreate's checks of a new layout, shared with the one-call entry points (whose layouts are
@@ -295,9 +339,10 @@ fqStatus_t quantize(const fqPlanOpaque& p, DescriptorPointers desc_ptrs, const v
                              h.wide_tile_min});
 }
 
-// fqPlanCreate's work after the objects are resolved: the descriptor's pointers checked, the variants chosen
-// (the aligned one must exist, as fqQuerySupport says; the other, when refused, is refused again at execution
-// with its own message) and the plan's facts.
+// fqPlanCreate's work after the objects are resolved (configure, which chose the variants ahead): the
+// descriptor's pointers checked, a problem no variant runs for aligned buffers refused (as fqQuerySupport
+// refuses it; one only unaligned buffers have no variant for is refused at execution, with its message), and
+// the plan's facts.
 fqStatus_t make_plan(fqPlanOpaque* p) {
     const fqContext& h = p->handle;
     FQ_TRY(check_descriptor_alignment(p->config));
@@ -305,15 +350,9 @@ fqStatus_t make_plan(fqPlanOpaque* p) {
         FQ_TRY(cuda_check_current_device(h.device));
         FQ_TRY(check_devices(h, descriptor_pointers(p->config)));
     }
-    OpConfig c = p->config;
-    for (const bool aligned : {true, false}) {
-        c.vector_aligned = aligned;
-        const fqStatus_t s = choose_variant(*p, c, &p->variant[aligned ? 1 : 0]);
-        if (s != FQ_STATUS_SUCCESS && aligned) return s;
-        if (s != FQ_STATUS_SUCCESS) {
-            p->variant[0] = nullptr;
-            clear_last_error();
-        }
+    if (!p->variant[1]) {  // refused for aligned buffers: refused outright, as fqQuerySupport says
+        const Variant* v = nullptr;
+        return choose_variant(*p, p->config, &v);
     }
     p->facts.workspace_bytes = int64_t(workspace_bytes(p->config, h.backend));
     p->facts.scale_bytes = rowwise_scale_bytes(p->config);
@@ -464,6 +503,7 @@ fqStatus_t fqHandleSetAttribute(fqHandle_t handle, int32_t attr, const void* buf
             return fail(FQ_STATUS_INVALID_VALUE, "FQ_HANDLE_VARIANT: {} is outside the {} variants of this handle "
                         "(-1: the dispatcher chooses)", changed.variant, variants);
         *handle = changed;
+        note_object_contents_changed();
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -506,6 +546,7 @@ fqStatus_t fqTensorLayoutSetAttribute(fqTensorLayout_t layout, int32_t attr, con
                 return fail(FQ_STATUS_INVALID_VALUE, "{}: {} elements of {} overflow a 64-bit byte count", arg, n,
                             name(DType(changed.dtype)));
         *layout = changed;
+        note_object_contents_changed();
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -540,6 +581,7 @@ fqStatus_t fqQuantDescSetAttribute(fqQuantDesc_t desc, int32_t attr, const void*
             if (!changed.group_size_set) changed.group_size = fqQuantDescOpaque{}.group_size;
         }
         *desc = changed;
+        note_object_contents_changed();
         return FQ_STATUS_SUCCESS;
     });
 }

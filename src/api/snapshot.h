@@ -8,12 +8,19 @@
 // point pays one uncontended lock per call and threads that use different objects hardly wait for each other.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 
 namespace fq {
 
 // Hold while writing or reading the attributes of any live object, and while copying objects for a call.
 [[nodiscard]] std::unique_lock<std::mutex> lock_object_contents();
+
+// How many attribute writes have been committed to any object; read and bumped with the lock held. A copy of
+// objects taken while it was g is still what those objects hold while it is g: fqQuantize keeps what it
+// resolved from them until then (src/api/api.cpp, configure).
+uint64_t object_contents_generation();
+void note_object_contents_changed();
 
 // A copy of *p taken under the lock (p must be live: checked by the caller).
 template <class T>

@@ -434,7 +434,7 @@ pub(crate) fn check_slice<T: Element>(what: &str, layout: &TensorLayout, data: &
 }
 
 /// Checks a host scale slice against the scale-buffer query of `which` for a `rows` x `cols` output.
-pub(crate) fn check_scales<S: Element>(
+fn check_scales<S: Element>(
     what: &str,
     desc: &QuantDesc,
     rows: i64,
