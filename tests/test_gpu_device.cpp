@@ -5,6 +5,8 @@
 //  - a caller's pending (non-sticky) CUDA error stays pending across successful fq calls;
 //  - the pointers a handle accepts (device memory of its device, managed, page-locked host memory mapped at the
 //    same address) and refuses (pageable host memory);
+//  - a plan (fqPlanCreate / fqPlanExecute) of every problem: the reference's bytes, and each execution's buffers
+//    checked (pageable host memory, another device's memory);
 //  - two handles on two GPUs, from one thread switching devices and from two threads at once, and the refusal
 //    of a current device or a pointer that is not the handle's (skipped with fewer than two GPUs).
 // Every failure message names the variant, the problem and the device, so that a log alone says what broke.
@@ -400,6 +402,68 @@ TEST_CASE("a CUDA handle takes device memory of its device, managed memory and p
 
     std::vector<uint16_t> pageable(input);
     expect("pageable host memory", pageable.data(), FQ_STATUS_INVALID_VALUE);
+}
+
+TEST_CASE("a plan on a CUDA handle writes the host reference's bytes for every problem, and checks each call's "
+          "buffers: pageable host memory and another device's memory are refused with nothing written") {
+    CUDA_OK(cudaSetDevice(0));
+    Handle gpu(FQ_BACKEND_CUDA, 0);
+    REQUIRE_MESSAGE(gpu.status == FQ_STATUS_SUCCESS, std::string(fqGetLastErrorMessage()));
+    cudaStream_t stream = nullptr;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const std::vector<Problem> ps = problems();
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const Problem& p = ps[i];
+        INFO("problem \"", p.what, "\"");
+        const std::vector<uint16_t> input = random_input(p, unsigned(500 + i));
+        const Bytes want = host_bytes(p, input);
+        OnDevice x(p, input);
+        fqPlan_t plan = nullptr;
+        REQUIRE_MESSAGE(fqPlanCreate(&plan, gpu.h, x.d.d, x.li.l, x.lo.l) == FQ_STATUS_SUCCESS,
+                        std::string(fqGetLastErrorMessage()));
+        const auto execute = [&](const void* in) {
+            return fqPlanExecute(plan, in, x.out.p, x.scales.p, x.scales.n, x.workspace.p, kWorkspaceBytes,
+                                 reinterpret_cast<fqStream_t>(stream));
+        };
+        for (int run = 0; run < 2; ++run) {
+            REQUIRE(x.reset());
+            const fqStatus_t st = execute(x.in.p);
+            REQUIRE_MESSAGE(st == FQ_STATUS_SUCCESS, std::string(fqGetStatusString(st)), ": ",
+                            std::string(fqGetLastErrorMessage()));
+            CUDA_OK(cudaStreamSynchronize(stream));
+            Bytes got;
+            REQUIRE(x.download(got));
+            const std::string diff = differences(got, want);
+            CHECK_MESSAGE(diff.empty(), "run ", run, " vs host reference: ", diff);
+        }
+        std::vector<uint16_t> pageable(input);
+        std::unique_ptr<OnDevice> other;  // the same input on device 1, when there is one
+        if (device_count() >= 2) {
+            CUDA_OK(cudaSetDevice(1));
+            other = std::make_unique<OnDevice>(p, input);
+            CUDA_OK(cudaSetDevice(0));
+        }
+        const void* const refused_inputs[] = {pageable.data(), other ? other->in.p : nullptr};
+        for (const void* in : refused_inputs) {
+            if (!in) continue;
+            REQUIRE(x.reset());
+            const fqStatus_t st = execute(in);
+            const std::string message = fqGetLastErrorMessage();
+            CHECK_MESSAGE(st == FQ_STATUS_INVALID_VALUE, std::string(fqGetStatusString(st)), ": ", message);
+            CHECK_MESSAGE(message.rfind("input: ", 0) == 0, "the message does not name the argument: ", message);
+            CUDA_OK(cudaDeviceSynchronize());
+            Bytes got;
+            REQUIRE(x.download(got));
+            CHECK_MESSAGE(differences(got, x.shape).empty(), "a refused execution wrote its outputs");
+        }
+        CHECK(fqPlanDestroy(plan) == FQ_STATUS_SUCCESS);
+        if (other) {
+            CUDA_OK(cudaSetDevice(1));
+            other.reset();
+            CUDA_OK(cudaSetDevice(0));
+        }
+    }
+    cudaStreamDestroy(stream);
 }
 
 TEST_CASE("two handles on two GPUs: one thread switching devices, a current device or a pointer not the handle's "
