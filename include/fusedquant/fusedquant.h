@@ -452,8 +452,9 @@ FQ_API fqStatus_t fqQuantize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayo
 
 /** A quantization problem resolved once (in the manner of a cuFFT plan): fqPlanCreate checks the handle,
  *  descriptor and layouts as fqQuantize does, resolves the defaults and chooses the kernel variant; each
- *  fqPlanExecute then checks only what can change per call. fqQuantize is exactly fqPlanCreate followed by
- *  fqPlanExecute (the same checks, statuses, messages and bytes), without the object.
+ *  fqPlanExecute then checks only what can change per call. fqQuantize is fqPlanCreate followed by
+ *  fqPlanExecute without the object: the same checks, and for a call with one fault the same status and
+ *  message (with several, the plan meets those of its objects first); the same bytes.
  *
  *      fqPlan_t p;  fqPlanCreate(&p, h, d, in, out);
  *      int64_t scale_bytes;  fqPlanGetAttribute(p, FQ_PLAN_SCALE_BUFFER_SIZE, &scale_bytes, sizeof scale_bytes, NULL);

@@ -4,13 +4,16 @@
 // the scale, workspace and support queries with arbitrary shapes, running fqQuantize (rowwise, columnwise
 // or both) with buffers sized from the queries (capped at a few MB) or deliberately wrong, and running
 // fqGetScaleRepackSize / fqScaleRepack over arbitrary scale types, layouts, shapes, batchings and MoE row
-// offsets, fqGroupedGemm on small problems (opcode byte 0xFF), and the one-call entry points (0xFD). Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
+// offsets, fqGroupedGemm on small problems (opcode byte 0xFF), and the one-call entry points (0xFD). Every
+// rowwise fqQuantize runs again as a plan (fqPlanCreate, its facts, fqPlanExecute, fqPlanDestroy). Bytes past the end read as zero, so every byte string is a program. tests/fuzz/make_corpus.py
 // writes the seed corpus in this format.
 //
 // Besides ASan and UBSan, the target aborts when the library breaks one of its promises:
 //   - a status outside fqStatus, or a message that is empty on failure or set after success;
 //   - an attribute that does not read back as set;
 //   - fqGetScaleBufferSize disagreeing with FQ_SCALE_INFO_BYTES, padded extents smaller than logical;
+//   - a plan (fqPlanCreate + fqPlanExecute) of a rowwise fqQuantize's objects and buffers disagreeing with it on
+//     the status or the bytes, running a problem fqQuerySupport refused, or writing its outputs when it fails;
 //   - fqQuantize succeeding where fqQuerySupport failed, or failing on buffers sized by the queries
 //     (columnwise ones included: fqGetScaleBufferSize(.., FQ_OUTPUT_COLUMNWISE) and the output layout);
 //   - fqQuantize accepting a wrong buffer (misaligned, short, NULL; columnwise: NULL or misaligned fp32);
@@ -531,6 +534,31 @@ struct Fuzz {
     }
 
     // fqQuantize: the support query decides; then buffers of exactly the queried sizes, or a mistake.
+    // fqQuantize's call as a plan (fusedquant.h, "Plans": fqQuantize is fqPlanCreate then fqPlanExecute): made,
+    // its facts and variant read, executed once on the given buffers, destroyed. A failing fqPlanCreate leaves
+    // no plan; the facts of a made plan are readable.
+    fqStatus_t planned(fqHandle_t hh, fqQuantDesc_t x, fqTensorLayout_t in, fqTensorLayout_t out, const void* ip, void* op,
+                       void* sp, size_t sdecl, int64_t* scale_fact) {
+        fqPlan_t plan = reinterpret_cast<fqPlan_t>(this);  // must be NULL after a failure
+        const fqStatus_t made = check(fqPlanCreate(&plan, hh, x, in, out), "fqPlanCreate");
+        if (made != FQ_STATUS_SUCCESS) {
+            if (plan) broken("a failing fqPlanCreate left a plan", made);
+            return made;
+        }
+        for (int32_t attr : {FQ_PLAN_WORKSPACE_SIZE, FQ_PLAN_SCALE_BUFFER_SIZE, FQ_PLAN_COLUMNWISE_SCALE_BUFFER_SIZE}) {
+            int64_t v = -1;
+            if (check(fqPlanGetAttribute(plan, attr, &v, sizeof v, nullptr), "fqPlanGetAttribute") != FQ_STATUS_SUCCESS || v < 0)
+                broken("a plan's fact unreadable", attr);
+            if (attr == FQ_PLAN_SCALE_BUFFER_SIZE) *scale_fact = v;
+        }
+        char name[64];
+        if (check(fqPlanGetVariantName(plan, name, sizeof name), "fqPlanGetVariantName") != FQ_STATUS_SUCCESS)
+            broken("a plan's variant name unreadable");
+        const fqStatus_t s = check(fqPlanExecute(plan, ip, op, sp, sdecl, nullptr, 0, nullptr), "fqPlanExecute");
+        if (check(fqPlanDestroy(plan), "fqPlanDestroy") != FQ_STATUS_SUCCESS) broken("a live plan not destroyed");
+        return s;
+    }
+
     void quantize() {
         fqHandle_t hh = handle();
         fqQuantDesc_t x = desc();
@@ -549,6 +577,10 @@ struct Fuzz {
             const fqStatus_t s = check(fqQuantize(hh, x, in, tiny.get(), out, tiny.get(), tiny.get(), 1, nullptr, 0, nullptr), "fqQuantize (refused)");
             if (s == FQ_STATUS_SUCCESS) broken("fqQuantize ran a problem fqQuerySupport refused", support);
             if (!tiny.holds(0xA5) || !col.untouched()) broken("a refused fqQuantize wrote its outputs", s);
+            int64_t unused = 0;
+            if (planned(hh, x, in, out, tiny.get(), tiny.get(), tiny.get(), 1, &unused) == FQ_STATUS_SUCCESS)
+                broken("a plan ran a problem fqQuerySupport refused", support);
+            if (!tiny.holds(0xA5) || !col.untouched()) broken("a refused plan wrote its outputs");
             if (!col.intact()) broken("a write outside the columnwise buffers");
             return;
         }
@@ -598,6 +630,20 @@ struct Fuzz {
             broken("a failing fqQuantize wrote its outputs", s);
         if (s == FQ_STATUS_SUCCESS && !rowwise && (!output.holds(0xA5) || !scales.holds(0xA5)))
             broken("a columnwise-only fqQuantize wrote the rowwise output or scales");
+        if (!columnwise) {  // the same call as a plan: the same status and, on success, the same bytes
+            Block output3{size_t(out_bytes)}, scales3{sbytes};
+            int64_t scale_fact = -1;
+            const fqStatus_t s3 = planned(hh, x, in, out, ip, op == output.get() ? output3.get() : op,
+                                          sp == scales.get() ? scales3.get() : sp, sdecl, &scale_fact);
+            // (A misaligned descriptor pointer and a wrong buffer at once: the plan meets the first when it is
+            // made, fqQuantize the second first.)
+            if (s3 != s && !(misaligned_desc && wrong)) broken("fqPlanCreate + fqPlanExecute and fqQuantize disagree", s3);
+            if (scale_fact >= 0 && size_t(scale_fact) != sbytes) broken("FQ_PLAN_SCALE_BUFFER_SIZE is not fqGetScaleBufferSize's", scale_fact);
+            if (s3 != FQ_STATUS_SUCCESS && (!output3.holds(0xA5) || !scales3.holds(0xA5))) broken("a failing plan wrote its outputs", s3);
+            if (s3 == FQ_STATUS_SUCCESS && op == output.get() && sp == scales.get() &&
+                (std::memcmp(output.get(), output3.get(), output.n) != 0 || std::memcmp(scales.get(), scales3.get(), sbytes) != 0))
+                broken("a plan wrote other bytes than fqQuantize");
+        }
         const __int128 col_bytes = col_ours ? __int128(col.data->size() + col.scales->size()) : 0;
         if (s == FQ_STATUS_SUCCESS && !wrong && in_bytes + out_bytes + col_bytes < (1 << 16)) {  // the same bytes again
             // Row gaps past cols keep the fill; so do rows no MoE expert owns, and their scale slots, and the
