@@ -274,3 +274,53 @@ TEST_CASE("a descriptor and layouts changed by another thread during calls: no a
         CHECK(scales[size_t(w)].intact());
     }
 }
+
+TEST_CASE("one plan executed by 8 threads at once while another rewrites the descriptor it was made from: the "
+          "plan's bytes every time") {
+    Handle h;
+    REQUIRE(h.status == FQ_STATUS_SUCCESS);
+    Desc d;
+    configure(d, 0);
+    const Work w = make_work(3);
+    const Result alone = run(h.h, d, w);
+    REQUIRE_MESSAGE(alone.status == FQ_STATUS_SUCCESS, alone.message);
+    Layout li(FQ_TYPE_BF16, w.rows, 2 * w.hidden, 2 * w.hidden), lo(output_type(w.kind), w.rows, w.hidden, w.hidden);
+    fqPlan_t plan = nullptr;
+    REQUIRE(fqPlanCreate(&plan, h.h, d.d, li.l, lo.l) == FQ_STATUS_SUCCESS);
+
+    constexpr int kRepeats = 16;
+    std::vector<std::vector<Result>> got(kThreads);
+    std::atomic<bool> done{false};
+    std::thread writer([&] {  // the descriptor the plan came from, changed back and forth (fqQuantize sees it)
+        for (int32_t act = FQ_ACTIVATION_RELU; !done.load(); act = act == FQ_ACTIVATION_RELU ? FQ_ACTIVATION_SILU : FQ_ACTIVATION_RELU)
+            fqQuantDescSetAttribute(d.d, FQ_QUANT_DESC_ACTIVATION, &act, 4);
+    });
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+        threads.emplace_back([&, i] {
+            for (int r = 0; r < kRepeats; ++r) {
+                Result g;
+                g.out.assign(alone.out.size(), 0xAB);
+                g.scales.assign(alone.scales.size(), 0xAB);
+                g.status = fqPlanExecute(plan, w.input.data(), g.out.data(), g.scales.data(), g.scales.size(), nullptr, 0,
+                                         nullptr);
+                g.message = fqGetLastErrorMessage();
+                got[size_t(i)].push_back(std::move(g));
+                // fqQuantize on the same thread between executions: its own objects, resolved or remembered
+                run(h.h, d, w);
+            }
+        });
+    for (std::thread& t : threads) t.join();
+    done = true;
+    writer.join();
+    fqPlanDestroy(plan);
+    for (int i = 0; i < kThreads; ++i)
+        for (int r = 0; r < kRepeats; ++r) {
+            CAPTURE(i);
+            CAPTURE(r);
+            const Result& g = got[size_t(i)][size_t(r)];
+            CHECK_MESSAGE(g.status == FQ_STATUS_SUCCESS, g.message);
+            CHECK(g.out == alone.out);
+            CHECK(g.scales == alone.scales);
+        }
+}
