@@ -134,17 +134,15 @@ fqStatus_t choose_variant(const fqPlanOpaque& p, const OpConfig& c, const Varian
     return select_variant(p.handle.backend, p.handle.arch, p.handle.variant, c, v);
 }
 
-// Chooses, where it can, the variants of a resolved problem ahead of its buffers: for 16-byte-aligned ones and
-// for others. A problem no variant runs keeps nullptr, to be refused when the call gets there (in the order
-// fqQuantize checks things, so with its message).
-void choose_variants_ahead(fqPlanOpaque* p) {
+// Chooses, where it can, the variant of a resolved problem ahead of its buffers, for 16-byte-aligned buffers
+// and row strides or for others. Where no variant runs it, nullptr stays, to be refused when the call gets
+// there (in the order fqQuantize checks things, so with its message).
+void choose_variant_ahead(fqPlanOpaque* p, bool aligned) {
     OpConfig c = p->config;
-    for (const bool aligned : {true, false}) {
-        c.vector_aligned = aligned;
-        if (choose_variant(*p, c, &p->variant[aligned ? 1 : 0]) != FQ_STATUS_SUCCESS) {
-            p->variant[aligned ? 1 : 0] = nullptr;
-            clear_last_error();
-        }
+    c.vector_aligned = aligned;
+    if (choose_variant(*p, c, &p->variant[aligned ? 1 : 0]) != FQ_STATUS_SUCCESS) {
+        p->variant[aligned ? 1 : 0] = nullptr;
+        clear_last_error();
     }
 }
 
@@ -160,9 +158,10 @@ struct LastResolved {
 static_assert(std::is_trivially_destructible_v<LastResolved>, "usable from the caller's thread_local destructors");
 thread_local LastResolved t_last;
 
-// The caller's objects, checked live and copied under one lock, then resolved with the variants chosen ahead;
-// a repeated call on the same unchanged objects takes this thread's last resolution instead (it is what
-// resolving again would give: the same contents, the same immutable dispatch table).
+// The caller's objects, checked live and copied under one lock, then resolved with the variant for aligned
+// buffers chosen ahead (the usual case; others are chosen per call, or by fqPlanCreate); a repeated call on the
+// same unchanged objects takes this thread's last resolution instead (it is what resolving again would give:
+// the same contents, the same immutable dispatch table).
 fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in, fqTensorLayout_t out,
                      fqPlanOpaque* p) {
     const void* const values[4] = {handle, desc, in, out};
@@ -183,7 +182,7 @@ fqStatus_t configure(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t in,
     }
     t_last.valid = false;
     FQ_TRY(resolve(o, p));
-    choose_variants_ahead(p);
+    choose_variant_ahead(p, true);
     std::copy(values, values + 4, t_last.values);
     t_last.generation = generation;
     t_last.plan = *p;
@@ -339,10 +338,10 @@ fqStatus_t quantize(const fqPlanOpaque& p, DescriptorPointers desc_ptrs, const v
                              h.wide_tile_min});
 }
 
-// fqPlanCreate's work after the objects are resolved (configure, which chose the variants ahead): the
-// descriptor's pointers checked, a problem no variant runs for aligned buffers refused (as fqQuerySupport
-// refuses it; one only unaligned buffers have no variant for is refused at execution, with its message), and
-// the plan's facts.
+// fqPlanCreate's work after the objects are resolved (configure, which chose the variant for aligned buffers):
+// the descriptor's pointers checked, the variant for other buffers chosen, a problem no variant runs for
+// aligned buffers refused (as fqQuerySupport refuses it; one only unaligned buffers have no variant for is
+// refused at execution, with its message), and the plan's facts.
 fqStatus_t make_plan(fqPlanOpaque* p) {
     const fqContext& h = p->handle;
     FQ_TRY(check_descriptor_alignment(p->config));
@@ -350,6 +349,7 @@ fqStatus_t make_plan(fqPlanOpaque* p) {
         FQ_TRY(cuda_check_current_device(h.device));
         FQ_TRY(check_devices(h, descriptor_pointers(p->config)));
     }
+    choose_variant_ahead(p, false);
     if (!p->variant[1]) {  // refused for aligned buffers: refused outright, as fqQuerySupport says
         const Variant* v = nullptr;
         return choose_variant(*p, p->config, &v);
