@@ -69,8 +69,7 @@ std::string temp_path(const std::string& name) {
 void write_checkpoint(const std::string& path, const std::vector<Tensor>& ts) {
     SafetensorsWriter w;
     for (const Tensor& t : ts) w.declare(t.name, t.dtype, t.shape, t.data.size());
-    Json meta = Json::make_object();
-    meta.set("format", Json::of(std::string("pt")));
+    const Json meta = {{"format", "pt"}};
     w.begin(path, meta);
     for (const Tensor& t : ts) w.write_next(t.name, t.data.data(), t.data.size());
     w.finish();
@@ -121,9 +120,8 @@ TEST_CASE("fq quantize-weights (block2d) writes fqQuantize's bytes and <name>_sc
         REQUIRE(run_fq("\"" + in + "\" \"" + out + "\" --backend host --quiet --scale-layout " + layout) == 0);
         SafetensorsReader r(out);
         CHECK(r.tensors().size() == ts.size() + 2);  // two weights quantized, each with one scale tensor
-        REQUIRE(r.metadata().find("format") != nullptr);
-        CHECK(r.metadata().at("format").as_string() == "pt");
-        CHECK(r.metadata().at("fq_quantization").as_string().find("block2d") != std::string::npos);
+        CHECK(r.metadata().value("format", "") == "pt");
+        CHECK(r.metadata().value("fq_quantization", "").find("block2d") != std::string::npos);
         check_copied(r, ts[0]);  // embed: skipped by name
         check_copied(r, ts[3]);  // int32
         check_copied(r, ts[4]);  // 1-D norm
@@ -150,7 +148,7 @@ TEST_CASE("fq quantize-weights (block2d) writes fqQuantize's bytes and <name>_sc
     std::remove(out.c_str());
 }
 
-TEST_CASE("fq quantize-weights writes MXFP8 (U8 E8M0 scales) and NVFP4 (packed e2m1, e4m3 scales, scale_2)") {
+TEST_CASE("fq quantize-weights writes MXFP8 (F8_E8M0 scales) and NVFP4 (packed e2m1, e4m3 scales, scale_2)") {
     const auto ts = small_checkpoint();
     const std::string in = temp_path("in2.safetensors"), out = temp_path("out2.safetensors");
     write_checkpoint(in, ts);
@@ -163,7 +161,7 @@ TEST_CASE("fq quantize-weights writes MXFP8 (U8 E8M0 scales) and NVFP4 (packed e
         const auto* s = r.find(t.name + "_scale");
         REQUIRE(q != nullptr);
         REQUIRE(s != nullptr);
-        CHECK(s->dtype == "U8");
+        CHECK(s->dtype == "F8_E8M0");
         CHECK(s->shape == std::vector<int64_t>{300, 7});
         CHECK(r.read(*q) == e.values);
         CHECK(r.read(*s) == e.scales);
@@ -216,19 +214,6 @@ TEST_CASE("fq quantize-weights refuses bad arguments and broken files with a mes
     std::remove(bad.c_str());
 }
 
-TEST_CASE("the JSON parser reads a safetensors header and writes it back the same") {
-    const std::string text =
-        R"({"__metadata__":{"format":"pt","note":"a \"quoted\" \u00e9"},"w":{"dtype":"BF16","shape":[2,3],)"
-        R"("data_offsets":[0,12]},"big":{"dtype":"U8","shape":[],"data_offsets":[9007199254740993,9007199254740993]}})";
-    const Json j = fqtool::parse_json(text);
-    CHECK(j.at("w").at("shape").array[1].as_int() == 3);
-    CHECK(j.at("big").at("data_offsets").array[0].as_int() == 9007199254740993LL);  // past 2^53, exact
-    CHECK(j.at("__metadata__").at("note").as_string() == "a \"quoted\" \xc3\xa9");
-    CHECK(fqtool::to_json(fqtool::parse_json(fqtool::to_json(j))) == fqtool::to_json(j));
-    CHECK_THROWS_AS(fqtool::parse_json("{\"a\": [1, 2}"), std::runtime_error);
-    CHECK_THROWS_AS(fqtool::parse_json("{} x"), std::runtime_error);
-}
-
 // ---- fq bench's sweeps (tools/fq/bench_case.*): no GPU needed ------------------------------------------------
 
 namespace {
@@ -236,7 +221,7 @@ namespace {
 std::vector<fqtool::BenchCase> sweep(const std::string& line) {
     std::vector<std::string> words;
     for (const std::string& w : fqtool::split(line, ' ')) words.push_back(w);
-    return fqtool::expand_sweep(fqtool::Args(words, fqtool::bench_flags()));
+    return fqtool::expand_sweep(fqtool::Args(words, fqtool::bench_options()));
 }
 
 int64_t sum(const std::vector<int32_t>& v) {
@@ -495,13 +480,10 @@ TEST_CASE("a mistyped option, value or command suggests the closest valid one") 
 TEST_CASE("fq bench --csv: rows of different keys (NVFP4's global_amax) share one header, the union of keys") {
     // Rows as fq bench writes them: a per-group row, an NVFP4 row with global_amax, another per-group row.
     auto row = [](const std::string& scheme, bool nvfp4) {
-        Json o = Json::make_object();
-        o.set("tokens", Json::of(int64_t(256)));
-        o.set("scheme", Json::of(scheme));
-        o.set("pdl", Json::of(int64_t(0)));
-        if (nvfp4) o.set("global_amax", Json::of(std::string("device")));
-        o.set("moe", Json::of(std::string("none")));
-        o.set("status", Json::of(std::string("ok, \"quoted\"")));
+        Json o = {{"tokens", 256}, {"scheme", scheme}, {"pdl", 0}};
+        if (nvfp4) o["global_amax"] = "device";
+        o["moe"] = "none";
+        o["status"] = "ok, \"quoted\"";
         return o;
     };
     std::ostringstream out;

@@ -5,7 +5,7 @@
 set -euo pipefail
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO=sudo
-pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev libdlpack-dev)
+pkgs=(cmake g++ pkg-config libfmt-dev doctest-dev libdlpack-dev libcli11-dev nlohmann-json3-dev)
 if [[ ${1:-} != --build ]]; then
   pkgs+=(librust-bindgen-dev librust-half-dev clang libclang-dev
          libclang-rt-dev abigail-tools)  # libFuzzer runtime (tools/fuzz.sh), abidw/abidiff (tools/check-abi.sh)
@@ -18,4 +18,4 @@ if ((${#missing[@]})); then
 fi
 [[ ${1:-} == --build ]] && exit 0
 command -v cargo >/dev/null || $SUDO apt-get install -y -qq cargo rustc
-python3 -m pip install -q cffi numpy ml_dtypes pytest setuptools
+python3 -m pip install -q cffi numpy ml_dtypes pytest setuptools safetensors

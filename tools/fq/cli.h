@@ -22,11 +22,18 @@ struct ToolError : std::runtime_error {
 // Throws ToolError with the library's message when `s` is not SUCCESS.
 void check(fqStatus_t s, const char* what);
 
-// --name value, --name=value, --flag, and positional arguments. `flags` lists the options that take no value.
+// The options a (sub)command takes: `options` take a value, `flags` take none (both without the "--").
+struct OptionSpec {
+    std::vector<std::string> options, flags;
+};
+
+// A command line parsed by CLI11 against an OptionSpec: --name value, --name=value, --flag, and positional
+// arguments. An option given twice keeps its last value. Throws ToolError (exit 2) for an option the spec does
+// not have, naming the closest one it has ("did you mean --tokens?"), and for an option missing its value.
 class Args {
 public:
-    Args(int argc, char** argv, const std::vector<std::string>& flags);
-    Args(const std::vector<std::string>& words, const std::vector<std::string>& flags);
+    Args(int argc, char** argv, const OptionSpec& spec);
+    Args(const std::vector<std::string>& words, const OptionSpec& spec);
     bool has(const std::string& name) const { return values_.count(name) != 0; }
     std::string get(const std::string& name, const std::string& fallback = "") const;
     long long get_int(const std::string& name, long long fallback) const;
@@ -34,11 +41,8 @@ public:
     std::vector<std::string> words(const std::string& name, const std::string& fallback) const;  // comma list
     std::vector<long long> ints(const std::string& name, const std::string& fallback) const;     // comma list
     const std::vector<std::string>& positional() const { return positional_; }
-    // Throws ToolError naming the first option not in `known`.
-    void only(const std::vector<std::string>& known) const;
 
 private:
-    void parse(const std::vector<std::string>& words, const std::vector<std::string>& flags);
     std::map<std::string, std::string> values_;
     std::vector<std::string> positional_;
 };
