@@ -1,6 +1,7 @@
 // The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
 // quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), the .safetensors
 // and JSON code it is built on, and fq bench's sweeps (what each case measures and counts, no GPU needed).
+#include <glob.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,95 @@ std::string dotted(uint32_t v) {
 }
 
 }  // namespace
+
+namespace {
+
+// A .safetensors file of a literal header and `data_bytes` zero bytes: what a broken writer could leave.
+void write_raw(const std::string& path, const std::string& header, size_t data_bytes) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
+    std::fwrite(len, 1, 8, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    const std::vector<uint8_t> zeros(data_bytes);
+    std::fwrite(zeros.data(), 1, zeros.size(), f);
+    std::fclose(f);
+}
+
+std::string file_text(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+}  // namespace
+
+TEST_CASE("fq quantize-weights refuses, with a message and exit != 0, a file the reference safetensors refuses") {
+    // Each header fails one of the checks of safetensors' Metadata::validate; the message names it.
+    const std::string w = R"("w":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]})";
+    const struct {
+        const char* what;
+        std::string header;
+        size_t data;
+        const char* message;
+    } cases[] = {
+        {"duplicate key", "{" + w + "," + w + "}", 8, "tensor \"w\" appears twice in the header"},
+        {"overlapping offsets", "{" + w + R"(,"v":{"dtype":"BF16","shape":[2],"data_offsets":[4,8]}})", 8, "overlap"},
+        {"a gap between tensors", "{" + w + R"(,"v":{"dtype":"U8","shape":[2],"data_offsets":[10,12]}})", 12, "leave a gap"},
+        {"offsets past the end", "{" + w + "}", 6, "offsets past the end of the file"},
+        {"bytes after the last tensor", "{" + w + "}", 12, "the tensors cover 8 bytes of a data section of 12"},
+        {"byte count and shape disagree", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})", 8,
+         "shape and dtype need 16 bytes, data_offsets give 8"},
+        {"unknown dtype", R"({"w":{"dtype":"F12","shape":[2,2],"data_offsets":[0,8]}})", 8, "unknown dtype \"F12\""},
+        {"negative dimension", R"({"w":{"dtype":"U8","shape":[-8],"data_offsets":[0,8]}})", 8, "not a non-negative integer"},
+        {"end before begin", R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}})", 8, "end before they begin"},
+    };
+    const std::string in = temp_path("broken.safetensors"), out = temp_path("broken-out.safetensors");
+    for (const auto& c : cases) {
+        const std::string what = c.what;
+        CAPTURE(what);
+        std::remove(out.c_str());
+        write_raw(in, c.header, c.data);
+        CHECK_THROWS_WITH_AS(SafetensorsReader{in}, doctest::Contains(c.message), std::runtime_error);
+        const FqRun r = fq_output("quantize-weights \"" + in + "\" \"" + out + "\" --backend host --quiet");
+        CHECK(r.status != 0);
+        CHECK_MESSAGE(r.out.find(c.message) != std::string::npos, r.out);
+        CHECK_FALSE(exists(out));
+    }
+    std::remove(in.c_str());
+}
+
+TEST_CASE("fq quantize-weights never overwrites its input: IN == OUT by path, by link, and a failed run") {
+    const std::string in = temp_path("keep-in.safetensors");
+    write_checkpoint(in, small_checkpoint());
+    const std::string before = file_text(in);
+    const std::string dir = in.substr(0, in.rfind('/'));
+    const std::string hard = temp_path("keep-hard.safetensors"), sym = temp_path("keep-sym.safetensors");
+    REQUIRE(::link(in.c_str(), hard.c_str()) == 0);
+    REQUIRE(::symlink(in.c_str(), sym.c_str()) == 0);
+    const std::string dotted_path = dir + "/../" + dir.substr(dir.rfind('/') + 1) + in.substr(in.rfind('/'));
+    for (const std::string& out : {in, dotted_path, hard, sym}) {
+        CAPTURE(out);
+        const FqRun r = fq_output("quantize-weights \"" + in + "\" \"" + out + "\" --backend host --quiet");
+        CHECK(r.status == 2);
+        CHECK_MESSAGE(r.out.find("never overwrites its input") != std::string::npos, r.out);
+        CHECK(file_text(in) == before);
+    }
+    // A run that fails leaves an existing OUT as it was and no temporary file beside it.
+    const std::string bad = temp_path("keep-bad.safetensors"), out = temp_path("keep-out.safetensors");
+    write_raw(bad, R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})", 8);
+    {
+        std::ofstream(out) << "an older output";
+    }
+    CHECK(fq_output("quantize-weights \"" + bad + "\" \"" + out + "\" --backend host --quiet").status != 0);
+    CHECK(file_text(out) == "an older output");
+    glob_t temps{};
+    CHECK(::glob((out + ".fq-tmp-*").c_str(), 0, nullptr, &temps) == GLOB_NOMATCH);
+    ::globfree(&temps);
+    for (const std::string& p : {in, hard, sym, bad, out}) std::remove(p.c_str());
+}
 
 TEST_CASE("fq --version, -V and version print the library's version and the header's fq was built with") {
     const std::string expected =

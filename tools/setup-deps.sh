@@ -18,4 +18,4 @@ if ((${#missing[@]})); then
 fi
 [[ ${1:-} == --build ]] && exit 0
 command -v cargo >/dev/null || $SUDO apt-get install -y -qq cargo rustc
-python3 -m pip install -q cffi numpy ml_dtypes pytest setuptools safetensors
+python3 -m pip install -q cffi numpy ml_dtypes pytest setuptools safetensors transformers
