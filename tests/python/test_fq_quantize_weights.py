@@ -222,3 +222,15 @@ def test_keep_and_quantize_regex(checkpoint, tmp_path):
     assert out["model.embed_tokens.weight"][0] == "F8_E4M3"  # --keep replaced the default, which kept it
     r = run_fq(src, tmp_path / "bad", "--backend", "host", "--keep", "(unclosed")
     assert r.returncode == 2 and "--keep" in r.stderr
+
+
+def test_refuses_an_index_that_disagrees_with_its_shards(checkpoint, tmp_path):
+    src, _ = checkpoint
+    index_path = src / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    index["weight_map"]["lm_head.weight"] = SHARDS[0]  # it is in the second shard
+    index_path.write_text(json.dumps(index))
+    r = run_fq(src, tmp_path / "out", "--backend", "host", "--quiet")
+    assert r.returncode == 2
+    assert 'puts "lm_head.weight" in model-00001-of-00002.safetensors, but it is in model-00002' in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

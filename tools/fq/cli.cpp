@@ -244,8 +244,8 @@ void Problem::configure(fqQuantDesc_t d, const float* static_scale) const {
               "FQ_QUANT_DESC_STATIC_SCALE_POINTER");
 }
 
-Progress::Progress(std::string what, uint64_t total, bool enabled)
-    : what_(std::move(what)), total_(total), enabled_(enabled), tty_(isatty(2) != 0),
+Progress::Progress(std::string what, uint64_t total, bool enabled, bool bytes)
+    : what_(std::move(what)), total_(total), enabled_(enabled), bytes_(bytes), tty_(isatty(2) != 0),
       start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(uint64_t done, const std::string& label) {
@@ -254,17 +254,18 @@ void Progress::update(uint64_t done, const std::string& label) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double eta = frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0;
     const int percent = int(frac * 100.0);
+    const std::string count = bytes_ ? human_bytes(double(done)) + "/" + human_bytes(double(total_))
+                                     : std::to_string(done) + "/" + std::to_string(total_);
     if (tty_) {
         constexpr int kWidth = 28;
         const int filled = int(frac * kWidth);
         std::string bar(size_t(filled), '=');
         bar += std::string(size_t(kWidth - filled), ' ');
-        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %llu/%llu  %.0fs left  %s", what_.c_str(), bar.c_str(), percent,
-                     (unsigned long long)done, (unsigned long long)total_, eta, label.substr(0, 60).c_str());
+        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s  %.0fs left  %s", what_.c_str(), bar.c_str(), percent,
+                     count.c_str(), eta, label.substr(0, 60).c_str());
         std::fflush(stderr);
     } else if (percent / 10 != last_percent_ / 10 || done == total_) {  // a log: every 10%
-        std::fprintf(stderr, "%s: %3d%% (%llu/%llu, %.0fs left) %s\n", what_.c_str(), percent, (unsigned long long)done,
-                     (unsigned long long)total_, eta, label.c_str());
+        std::fprintf(stderr, "%s: %3d%% (%s, %.0fs left) %s\n", what_.c_str(), percent, count.c_str(), eta, label.c_str());
     }
     last_percent_ = percent;
 }

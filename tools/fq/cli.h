@@ -90,17 +90,18 @@ struct Problem {
     int64_t output_bytes() const { return out == FQ_TYPE_FP4_E2M1 ? rows * cols / 2 : rows * cols; }
 };
 
-// A one-line progress display on stderr: redrawn in place on a terminal, one line per `every` steps otherwise.
+// A one-line progress display on stderr: redrawn in place on a terminal, one line per 10% otherwise.
+// `bytes`: the counts are bytes, shown as "1.2 GiB/4.0 GiB".
 class Progress {
 public:
-    Progress(std::string what, uint64_t total, bool enabled = true);
+    Progress(std::string what, uint64_t total, bool enabled = true, bool bytes = false);
     void update(uint64_t done, const std::string& label = "");
     void finish();
 
 private:
     std::string what_;
     uint64_t total_;
-    bool enabled_, tty_;
+    bool enabled_, bytes_, tty_;
     std::chrono::steady_clock::time_point start_;
     int last_percent_ = -1;
 };

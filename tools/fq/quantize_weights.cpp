@@ -4,11 +4,13 @@
 // GPU when there is one, else on the host backend: both give the same bytes (docs/spec.md §0).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <regex>
 
@@ -332,6 +334,23 @@ private:
 };
 
 
+// The index and the shards agree: each tensor the index names is in the shard it names, and no tensor is in
+// two shards (the output's index could not say where it is).
+void check_index(const Checkpoint& ck, const std::vector<std::unique_ptr<SafetensorsReader>>& readers) {
+    std::map<std::string, std::string> where;
+    for (size_t i = 0; i < readers.size(); ++i)
+        for (const TensorInfo& t : readers[i]->tensors())
+            if (!where.emplace(t.name, ck.shards[i]).second)
+                throw ToolError("tensor \"" + t.name + "\" is in both " + where[t.name] + " and " + ck.shards[i]);
+    if (!ck.index.is_object()) return;
+    for (const auto& kv : ck.index["weight_map"].items()) {
+        const auto it = where.find(kv.key());
+        if (it == where.end() || it->second != kv.value().get<std::string>())
+            throw ToolError(std::string(kIndexName) + " puts \"" + kv.key() + "\" in " + kv.value().get<std::string>() +
+                            (it == where.end() ? ", which does not hold it" : ", but it is in " + it->second));
+    }
+}
+
 }  // namespace
 
 int quantize_weights_main(int argc, char** argv) {
@@ -370,6 +389,7 @@ int quantize_weights_main(int argc, char** argv) {
         readers.push_back(std::make_unique<SafetensorsReader>(path));
         total += readers.back()->file_bytes();
     }
+    check_index(ck, readers);
     if (ck.directory) {
         refuse_same_file(ck.dir, out_arg);
         if (fs::exists(out_arg) && !fs::is_directory(out_arg))
@@ -387,7 +407,7 @@ int quantize_weights_main(int argc, char** argv) {
     std::unique_ptr<fqContext, fqStatus_t (*)(fqHandle_t)> handle(h, fqDestroy);
 
     const auto t0 = std::chrono::steady_clock::now();
-    Progress progress("quantize-weights", total, !args.has("quiet") && isatty(2));
+    Progress progress("quantize-weights", total, !args.has("quiet") && isatty(2), /*bytes=*/true);
     Converter conv(o, h, gpu, args.has("verbose"), progress);
     Json index = ck.index.is_object() ? ck.index : Json::object();
     Json weight_map = Json::object();
@@ -415,6 +435,8 @@ int quantize_weights_main(int argc, char** argv) {
             }
             written.push_back(name);
         }
+        if (std::find(ck.others.begin(), ck.others.end(), "config.json") == ck.others.end())
+            no_config_why = "no config.json in " + ck.dir;
         if (!no_config_why.empty()) std::fprintf(stderr, "fq quantize-weights: no quantization_config written (%s)\n", no_config_why.c_str());
         if (o.scheme == FQ_SCHEME_NVFP4) {
             write_file_atomically((fs::path(out_arg) / "hf_quant_config.json").string(), modelopt_config(conv.kept_modules).dump(2) + "\n");
