@@ -70,7 +70,7 @@ std::string temp_path(const std::string& name) {
 void write_checkpoint(const std::string& path, const std::vector<Tensor>& ts) {
     SafetensorsWriter w;
     for (const Tensor& t : ts) w.declare(t.name, t.dtype, t.shape, t.data.size());
-    const Json meta = {{"format", "pt"}};
+    const fqtool::JsonMap meta = {{"format", "pt"}};
     w.begin(path, meta);
     for (const Tensor& t : ts) w.write_next(t.name, t.data.data(), t.data.size());
     w.finish();

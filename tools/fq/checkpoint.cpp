@@ -26,15 +26,18 @@ std::string temp_beside(const std::string& path) {
 
 }  // namespace
 
-Json read_json_file(const std::string& path) {
+template <class J>
+J read_json_file(const std::string& path) {
     std::ifstream f(path);
     if (!f) throw ToolError(path + ": cannot open");
     try {
-        return Json::parse(f);
-    } catch (const Json::exception& e) {
+        return J::parse(f);
+    } catch (const nlohmann::json::exception& e) {
         throw ToolError(path + ": not JSON: " + e.what());
     }
 }
+template Json read_json_file<Json>(const std::string&);
+template JsonMap read_json_file<JsonMap>(const std::string&);
 
 Checkpoint open_checkpoint(const std::string& in) {
     Checkpoint c;
@@ -52,8 +55,8 @@ Checkpoint open_checkpoint(const std::string& in) {
     const std::string index_path = index_file ? in : (fs::path(c.dir) / kIndexName).string();
     std::set<std::string> shard_set;
     if (fs::exists(index_path)) {
-        c.index = read_json_file(index_path);
-        const Json* map = c.index.contains("weight_map") ? &c.index["weight_map"] : nullptr;
+        c.index = read_json_file<JsonMap>(index_path);
+        const JsonMap* map = c.index.contains("weight_map") ? &c.index["weight_map"] : nullptr;
         if (!map || !map->is_object()) throw ToolError(index_path + ": no \"weight_map\" object");
         for (const auto& kv : map->items()) {
             if (!kv.value().is_string()) throw ToolError(index_path + ": weight_map \"" + kv.key() + "\" is not a file name");

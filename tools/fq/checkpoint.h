@@ -14,7 +14,7 @@ struct Checkpoint {
     bool directory = false;          // false: one file, `shards` holds its path
     std::string dir;                 // the directory (directory form)
     std::vector<std::string> shards; // shard file names in `dir` (directory form), in the index's order
-    Json index;                      // model.safetensors.index.json, or null when the directory has none
+    JsonMap index;                   // model.safetensors.index.json, or null when the directory has none
     std::vector<std::string> others; // the directory's other regular files (copied unchanged, or rewritten)
 };
 
@@ -32,6 +32,8 @@ void refuse_same_file(const std::string& in, const std::string& out);
 void write_file_atomically(const std::string& path, const std::string& text);
 // Copies `from` to `to` the same way.
 void copy_file_atomically(const std::string& from, const std::string& to);
-Json read_json_file(const std::string& path);  // throws ToolError naming the file
+// The JSON of a file (Json keeps its key order, JsonMap sorts them); throws ToolError naming the file.
+template <class J>
+J read_json_file(const std::string& path);
 
 }  // namespace fqtool

@@ -273,7 +273,7 @@ public:
         : o_(o), h_(h), gpu_(gpu), verbose_(verbose), progress_(progress) {}
 
     // One input file to one output file; `shard` names the output file in the index's weight_map.
-    void convert(const SafetensorsReader& in, const std::string& out_path, Json* weight_map, const std::string& shard) {
+    void convert(const SafetensorsReader& in, const std::string& out_path, JsonMap* weight_map, const std::string& shard) {
         std::vector<Plan> plans;
         for (const TensorInfo& t : in.tensors()) plans.push_back(plan_tensor(t, o_));
         SafetensorsWriter out;
@@ -289,7 +289,7 @@ public:
         }
         if (weight_map)
             for (const TensorInfo& t : out.tensors()) (*weight_map)[t.name] = shard;
-        Json meta = in.metadata();
+        JsonMap meta = in.metadata();
         meta["fq_quantization"] = describe_scheme(o_);
         out.begin(out_path, meta);
         std::vector<uint8_t> values, scales;
@@ -343,7 +343,7 @@ void check_index(const Checkpoint& ck, const std::vector<std::unique_ptr<Safeten
             if (!where.emplace(t.name, ck.shards[i]).second)
                 throw ToolError("tensor \"" + t.name + "\" is in both " + where[t.name] + " and " + ck.shards[i]);
     if (!ck.index.is_object()) return;
-    for (const auto& kv : ck.index["weight_map"].items()) {
+    for (const auto& kv : ck.index.at("weight_map").items()) {
         const auto it = where.find(kv.key());
         if (it == where.end() || it->second != kv.value().get<std::string>())
             throw ToolError(std::string(kIndexName) + " puts \"" + kv.key() + "\" in " + kv.value().get<std::string>() +
@@ -409,8 +409,8 @@ int quantize_weights_main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress("quantize-weights", total, !args.has("quiet") && isatty(2), /*bytes=*/true);
     Converter conv(o, h, gpu, args.has("verbose"), progress);
-    Json index = ck.index.is_object() ? ck.index : Json::object();
-    Json weight_map = Json::object();
+    JsonMap index = ck.index.is_object() ? ck.index : JsonMap::object();
+    JsonMap weight_map = JsonMap::object();
     for (size_t i = 0; i < readers.size(); ++i) {
         const std::string out_path = ck.directory ? (fs::path(out_arg) / ck.shards[i]).string() : out_arg;
         conv.convert(*readers[i], out_path, &weight_map, ck.shards[i]);
@@ -427,7 +427,7 @@ int quantize_weights_main(int argc, char** argv) {
             const std::string from = (fs::path(ck.dir) / name).string(), to = (fs::path(out_arg) / name).string();
             refuse_same_file(from, to);
             if (name == "config.json" && !qc.is_null()) {
-                Json config = read_json_file(from);
+                Json config = read_json_file<Json>(from);
                 config["quantization_config"] = qc;
                 write_file_atomically(to, config.dump(2) + "\n");
             } else {

@@ -40,25 +40,25 @@ void validate_offsets(const std::string& path, std::vector<const TensorInfo*> so
                                 std::to_string(data_bytes) + (expected > data_bytes ? " (offsets past the end of the file)" : ""));
 }
 
-TensorInfo parse_tensor(const std::string& name, const Json& e) {
+TensorInfo parse_tensor(const std::string& name, const JsonMap& e) {
     if (!e.is_object()) throw std::runtime_error("not an object");
     TensorInfo t;
     t.name = name;
-    const Json& dtype = e.at("dtype");
+    const JsonMap& dtype = e.at("dtype");
     if (!dtype.is_string()) throw std::runtime_error("dtype is not a string");
     t.dtype = dtype.get<std::string>();
     if (!dtype_bits(t.dtype)) throw std::runtime_error("unknown dtype \"" + t.dtype + "\"");
-    const Json& shape = e.at("shape");
+    const JsonMap& shape = e.at("shape");
     if (!shape.is_array()) throw std::runtime_error("shape is not an array");
     uint64_t elements = 1;
-    for (const Json& d : shape) {
+    for (const JsonMap& d : shape) {
         if (!d.is_number_unsigned()) throw std::runtime_error("shape holds " + d.dump() + ", not a non-negative integer");
         const uint64_t n = d.get<uint64_t>();
         if (n && elements > std::numeric_limits<uint64_t>::max() / 64 / n) throw std::runtime_error("shape overflows");
         elements *= n;
         t.shape.push_back(int64_t(n));
     }
-    const Json& off = e.at("data_offsets");
+    const JsonMap& off = e.at("data_offsets");
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
         throw std::runtime_error("data_offsets is not [begin, end] of non-negative integers");
     t.begin = off[0].get<uint64_t>();
@@ -69,6 +69,35 @@ TensorInfo parse_tensor(const std::string& name, const Json& e) {
         throw std::runtime_error("shape and dtype need " + std::to_string(bits / 8) + (bits % 8 ? ".5" : "") +
                                  " bytes, data_offsets give " + std::to_string(t.bytes()));
     return t;
+}
+
+// A JSON object keeps one value per key, so a tensor name written twice is found on a second pass over the
+// header's events (nlohmann's SAX interface; a parse callback would make the parse quadratic in the number of
+// tensors): the first top-level key seen before, or "".
+std::string first_repeated_key(const std::string& header) {
+    struct Keys : nlohmann::json_sax<JsonMap> {
+        int depth = 0;
+        std::set<std::string> seen;
+        std::string repeated;
+        bool key(string_t& k) override {
+            if (depth == 1 && !seen.insert(k).second && repeated.empty()) repeated = k;
+            return true;
+        }
+        bool start_object(std::size_t) override { return ++depth, true; }
+        bool end_object() override { return --depth, true; }
+        bool start_array(std::size_t) override { return ++depth, true; }
+        bool end_array() override { return --depth, true; }
+        bool null() override { return true; }
+        bool boolean(bool) override { return true; }
+        bool number_integer(number_integer_t) override { return true; }
+        bool number_unsigned(number_unsigned_t) override { return true; }
+        bool number_float(number_float_t, const string_t&) override { return true; }
+        bool string(string_t&) override { return true; }
+        bool binary(binary_t&) override { return true; }
+        bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+    } keys;
+    JsonMap::sax_parse(header, &keys);
+    return keys.repeated;
 }
 
 }  // namespace
@@ -107,22 +136,13 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
     if (std::fread(header.data(), 1, n, f_) != n) throw failure(path, "truncated header");
     data_start_ = 8 + n;
 
-    // nlohmann keeps one value per key; the callback sees every key of the top level, so a repeated tensor
-    // name is refused rather than silently dropped.
-    std::set<std::string> names;
-    std::string repeated;
-    const auto on_event = [&](int depth, Json::parse_event_t event, Json& parsed) {
-        if (depth == 1 && event == Json::parse_event_t::key && !names.insert(parsed.get<std::string>()).second &&
-            repeated.empty())
-            repeated = parsed.get<std::string>();
-        return true;
-    };
-    Json h;
+    JsonMap h;
     try {
-        h = Json::parse(header, on_event);
-    } catch (const Json::exception& e) {
+        h = JsonMap::parse(header);
+    } catch (const JsonMap::exception& e) {
         throw failure(path, std::string("header is not JSON: ") + e.what());
     }
+    const std::string repeated = first_repeated_key(header);
     if (!repeated.empty()) throw failure(path, "tensor \"" + repeated + "\" appears twice in the header");
     if (!h.is_object()) throw failure(path, "header is not a JSON object");
     for (const auto& kv : h.items()) {
@@ -139,6 +159,8 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
             throw failure(path, "tensor \"" + kv.key() + "\": " + e.what());
         }
     }
+    // Read in the order of the data: one pass through the file.
+    std::sort(tensors_.begin(), tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.begin < b.begin; });
     std::vector<const TensorInfo*> all;
     for (const TensorInfo& t : tensors_) all.push_back(&t);
     validate_offsets(path, all, file_bytes_ - data_start_);
@@ -164,15 +186,14 @@ std::vector<uint8_t> SafetensorsReader::read(const TensorInfo& t) const {
 void SafetensorsWriter::declare(const std::string& name, const std::string& dtype, std::vector<int64_t> shape,
                                 uint64_t bytes) {
     if (f_) throw std::runtime_error("safetensors: declare after begin");
-    for (const TensorInfo& t : tensors_)
-        if (t.name == name) throw std::runtime_error("two tensors named \"" + name + "\" in one output file");
+    if (!names_.insert(name).second) throw std::runtime_error("two tensors named \"" + name + "\" in one output file");
     TensorInfo t{name, dtype, std::move(shape), next_offset_, next_offset_ + bytes};
     next_offset_ = t.end;
     tensors_.push_back(std::move(t));
 }
 
-void SafetensorsWriter::begin(const std::string& path, const Json& metadata) {
-    Json h = Json::object();
+void SafetensorsWriter::begin(const std::string& path, const JsonMap& metadata) {
+    JsonMap h = JsonMap::object();
     if (metadata.is_object() && !metadata.empty()) h["__metadata__"] = metadata;
     for (const TensorInfo& t : tensors_)
         h[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "json.h"
@@ -38,8 +39,8 @@ public:
     SafetensorsReader& operator=(const SafetensorsReader&) = delete;
 
     const std::string& path() const { return path_; }
-    const std::vector<TensorInfo>& tensors() const { return tensors_; }  // in the header's order
-    const Json& metadata() const { return metadata_; }                  // an object (empty when the file has none)
+    const std::vector<TensorInfo>& tensors() const { return tensors_; }  // in the order of their data
+    const JsonMap& metadata() const { return metadata_; }                  // an object (empty when the file has none)
     const TensorInfo* find(const std::string& name) const;
     std::vector<uint8_t> read(const TensorInfo& t) const;
     uint64_t file_bytes() const { return file_bytes_; }
@@ -49,7 +50,7 @@ private:
     FILE* f_ = nullptr;
     uint64_t data_start_ = 0, file_bytes_ = 0;
     std::vector<TensorInfo> tensors_;
-    Json metadata_ = Json::object();
+    JsonMap metadata_ = JsonMap::object();
 };
 
 // Writes a new file without ever leaving a partial one at `path`: the bytes go to a temporary file in the same
@@ -60,7 +61,7 @@ public:
     // Throws when `name` was declared before (a file the reference reader would refuse).
     void declare(const std::string& name, const std::string& dtype, std::vector<int64_t> shape, uint64_t bytes);
     // Writes the header (padded with spaces to a multiple of 8 bytes, as the reference implementation does).
-    void begin(const std::string& path, const Json& metadata);
+    void begin(const std::string& path, const JsonMap& metadata);
     // The data of the next declared tensor; its size must be the declared one.
     void write_next(const std::string& name, const void* data, size_t bytes);
     void finish();  // checks every declared tensor was written, closes and renames the file
@@ -70,6 +71,7 @@ public:
 
 private:
     std::vector<TensorInfo> tensors_;
+    std::unordered_set<std::string> names_;
     uint64_t next_offset_ = 0, header_bytes_ = 0;
     size_t written_ = 0;
     FILE* f_ = nullptr;
