@@ -65,6 +65,7 @@ Checkpoint open_checkpoint(const std::string& in) {
                 throw ToolError(index_path + ": weight_map names \"" + shard + "\", not a file of the checkpoint's directory");
             if (shard_set.insert(shard).second) c.shards.push_back(shard);
         }
+        std::sort(c.shards.begin(), c.shards.end());
     } else {
         for (const fs::directory_entry& e : fs::directory_iterator(c.dir))
             if (e.is_regular_file() && ends_with(e.path().filename().string(), ".safetensors"))

@@ -13,7 +13,7 @@ namespace fqtool {
 struct Checkpoint {
     bool directory = false;          // false: one file, `shards` holds its path
     std::string dir;                 // the directory (directory form)
-    std::vector<std::string> shards; // shard file names in `dir` (directory form), in the index's order
+    std::vector<std::string> shards; // shard file names in `dir` (directory form), sorted
     JsonMap index;                   // model.safetensors.index.json, or null when the directory has none
     std::vector<std::string> others; // the directory's other regular files (copied unchanged, or rewritten)
 };
