@@ -76,6 +76,7 @@ Checkpoint open_checkpoint(const std::string& in) {
     if (c.shards.empty()) throw ToolError(in + ": no .safetensors file (and no " + kIndexName + ")");
     for (const fs::directory_entry& e : fs::directory_iterator(c.dir)) {
         const std::string name = e.path().filename().string();
+        if (e.is_directory()) c.subdirectories.push_back(name);
         if (!e.is_regular_file() || shard_set.count(name) || name == fs::path(index_path).filename().string()) continue;
         c.others.push_back(name);
     }

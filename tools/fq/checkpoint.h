@@ -16,6 +16,7 @@ struct Checkpoint {
     std::vector<std::string> shards; // shard file names in `dir` (directory form), sorted
     JsonMap index;                   // model.safetensors.index.json, or null when the directory has none
     std::vector<std::string> others; // the directory's other regular files (copied unchanged, or rewritten)
+    std::vector<std::string> subdirectories;  // not copied (a repository's "original/" weights, ...)
 };
 
 constexpr const char* kIndexName = "model.safetensors.index.json";

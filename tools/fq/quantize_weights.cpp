@@ -28,7 +28,8 @@ const char* kQuantizeWeightsHelp = R"(usage: fq quantize-weights IN OUT [options
 
 IN is a .safetensors file (OUT: the file to write) or a checkpoint directory / its
 model.safetensors.index.json (OUT: the directory to write, created if missing): the same shards, an
-updated index, config.json with its "quantization_config", and every other file of IN copied. One shard is
+updated index, config.json with its "quantization_config", and every other file of IN copied (not its
+subdirectories). One shard is
 in memory at a time. IN is never written: OUT may not be IN (by path or by file), and each output file is
 written to a temporary file beside it and renamed when complete. IN is checked as the reference safetensors
 implementation checks a file (no name twice, offsets that tile the data, byte counts that match the shapes).
@@ -435,6 +436,8 @@ int quantize_weights_main(int argc, char** argv) {
             }
             written.push_back(name);
         }
+        for (const std::string& d : ck.subdirectories)
+            std::fprintf(stderr, "fq quantize-weights: %s/ not copied (a directory)\n", (fs::path(ck.dir) / d).c_str());
         if (std::find(ck.others.begin(), ck.others.end(), "config.json") == ck.others.end())
             no_config_why = "no config.json in " + ck.dir;
         if (!no_config_why.empty()) std::fprintf(stderr, "fq quantize-weights: no quantization_config written (%s)\n", no_config_why.c_str());
