@@ -507,6 +507,22 @@ TEST_CASE("fq quantize-weights never overwrites its input: IN == OUT by path, by
     for (const std::string& p : {in, hard, sym, bad, out}) std::remove(p.c_str());
 }
 
+TEST_CASE("fq's arguments (CLI11): --name value, --name=value, the last of a repeated option, flags, positionals") {
+    const fqtool::OptionSpec spec = {{"scheme", "keep"}, {"quiet"}};
+    const fqtool::Args a({"in", "--scheme", "mxfp8", "--keep=a|b", "--quiet", "out", "--scheme", "nvfp4"}, spec);
+    CHECK(a.get("scheme") == "nvfp4");
+    CHECK(a.get("keep") == "a|b");
+    CHECK(a.has("quiet"));
+    CHECK(a.positional() == std::vector<std::string>{"in", "out"});
+    CHECK_FALSE(fqtool::Args({"in"}, spec).has("quiet"));
+    CHECK_THROWS_WITH_AS(fqtool::Args({"--scheme"}, spec), "option --scheme needs a value", fqtool::ToolError);
+    CHECK_THROWS_WITH_AS(fqtool::Args({"--kep", "x"}, spec), "unknown option --kep (did you mean --keep?) (see --help)",
+                         fqtool::ToolError);
+    const FqRun r = fq_output("quantize-weights a b --skep embed");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown option --skep (did you mean --skip?)") != std::string::npos, r.out);
+}
+
 TEST_CASE("fq --version, -V and version print the library's version and the header's fq was built with") {
     const std::string expected =
         "libfusedquant " + dotted(fqGetVersion()) + " (fq built with header " + dotted(FQ_VERSION_NUMBER) + ")\n";
