@@ -82,6 +82,11 @@ bool ends_with(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// "model.layers.0.mlp.gate.weight" -> "model.layers.0.mlp.gate": the name loaders' module lists use.
+std::string module_of(const std::string& tensor) {
+    return ends_with(tensor, ".weight") ? tensor.substr(0, tensor.size() - 7) : tensor;
+}
+
 std::regex compile(const std::string& text, const char* option) {
     try {
         return std::regex(text, std::regex::ECMAScript);
@@ -281,7 +286,7 @@ public:
         for (const Plan& p : plans) {
             if (!p.quantize) {
                 out.declare(p.in->name, p.in->dtype, p.in->shape, p.in->bytes());
-                if (p.kept_by_rule) kept_modules.push_back(p.in->name.substr(0, p.in->name.size() - 7 * ends_with(p.in->name, ".weight")));
+                if (p.kept_by_rule) kept_modules.push_back(module_of(p.in->name));
                 continue;
             }
             out.declare(p.in->name, p.value_dtype, p.value_shape, uint64_t(p.problem.output_bytes()));
