@@ -54,9 +54,10 @@ __global__ void __launch_bounds__(kThreads) decode_quant(const Params p) {
 }
 
 // Whether the decode kernel runs a per-group launch: the general kernel's problems with FP32 intermediates, no
-// MoE layout and scales per group of lanes (not per tensor).
+// MoE layout and scales per group (not per tensor), NVFP4 excepted (the general kernel runs it as fast or faster:
+// docs/design-notes.md).
 inline bool decode_runs(const OpConfig& c) {
-    return c.plain() && !is_per_tensor(c.scheme) && !c.columnwise();
+    return c.plain() && !is_per_tensor(c.scheme) && c.scheme != Scheme::Nvfp4 && !c.columnwise();
 }
 
 template <class S, bool kHwCvt, bool kMx, int kLanes>
@@ -68,11 +69,10 @@ fqStatus_t launch_decode_lanes(const LaunchArgs& a, const Params& p) {
                   pdl_pays(a, blocks), p);
 }
 
-// The decode kernel of p's group: 16-128 outputs (2-16 lanes) with fp32 scales, 16 or 32 with block scales.
+// The decode kernel of p's group: 32-128 outputs (4-16 lanes) with fp32 scales, 32 with block scales.
 template <class S, bool kHwCvt, bool kMx>
 fqStatus_t launch_decode_quant(const LaunchArgs& a, const Params& p) {
     switch (p.lanes_per_group) {
-        case 2: if constexpr (kMx) return launch_decode_lanes<S, kHwCvt, kMx, 2>(a, p); break;
         case 4: return launch_decode_lanes<S, kHwCvt, kMx, 4>(a, p);
         case 8: if constexpr (!kMx) return launch_decode_lanes<S, kHwCvt, kMx, 8>(a, p); break;
         case 16: if constexpr (!kMx) return launch_decode_lanes<S, kHwCvt, kMx, 16>(a, p); break;
