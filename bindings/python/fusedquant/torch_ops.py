@@ -1,0 +1,302 @@
+"""fusedquant's operations as PyTorch operators: torch.ops.fusedquant.* (torch.library.custom_op, torch >= 2.4).
+
+Importing this module registers the operators; `import fusedquant` imports it on first use of a name below.
+They take and return torch tensors (CPU tensors run the host backend, CUDA tensors their GPU on torch's current
+stream), allocate their outputs with torch, and have fake implementations whose shapes come from the library's
+own queries, so torch.compile(fullgraph=True) traces through them and CUDA graphs capture them.
+
+The general operators keep the C semantics (an activation without a gate layout is the plain activation); the
+functional names below are the documented entry points and follow the scheme (README.md).
+"""
+import functools
+import math
+
+import torch
+
+from . import _api, _arrays
+from ._core import DataType, scale_repack_size, to_enum
+
+_A = _api.QuantDescAttribute
+_POINTERS = ("static_scale", "scale_ub", "row_prob", "global_amax", "moe_offsets", "moe_counts")
+
+
+# ---- attributes travel through the operator schema as one canonical string ----
+
+def _config(attributes):
+    """'name=value;...' of quantize()'s non-pointer keywords, sorted: enum members by name, dtypes by name."""
+    items = []
+    for key, value in sorted(attributes.items()):
+        if value is None:
+            continue
+        if isinstance(value, torch.dtype):
+            value = _arrays.dtype_name(value)
+        elif hasattr(value, "name") and isinstance(value, int):  # an IntEnum member (Outputs may be a mask)
+            value = value.name.lower() if value.name else int(value)
+        items.append(f"{key}={int(value) if isinstance(value, bool) else value}")
+    return ";".join(items)
+
+
+def _parse(config):
+    def value(text):
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+    return {k: value(v) for k, v in (item.split("=", 1) for item in config.split(";") if item)}
+
+
+def _torch_dtype(name):
+    """The torch dtype of a library dtype name: FP4 values as float4_e2m1fn_x2 where torch has it."""
+    if name == "fp4x2":
+        return getattr(torch, "float4_e2m1fn_x2", torch.uint8)
+    return _arrays._framework_dtype("torch", name)
+
+
+@functools.lru_cache(maxsize=256)
+def _geometry(config, lead, width, has_global_amax):
+    """What a quantize call of `config` on rows [*lead, width] writes, from the library's queries:
+    {"values": (shape, dtype), "scales": (elements, dtype, info), "col_values": ..., "col_scales": ...,
+    "amax": elements} (entries None when not written)."""
+    attrs = _api._attributes(_parse(config))
+    rows = math.prod(lead)
+    with _api._descriptor(attrs) as (desc, key):
+        gated = desc.get(_A.GATE_LAYOUT) != _api.GateLayout.NONE
+        cols, out_type = (width // 2 if gated else width), desc.get(_A.OUTPUT_TYPE)
+        packed = out_type == DataType.FP4_E2M1
+        value_dtype = "fp4x2" if packed else _arrays.TYPE_TO_DTYPE[out_type.name]
+        outputs = int(desc.get(_A.OUTPUTS))
+        g = dict.fromkeys(("values", "scales", "col_values", "col_scales"))
+        if outputs & _api.Outputs.ROWWISE:
+            info = _api._scale_info(desc, key, rows, cols)
+            g["values"] = ((*lead, -(-cols // 2) if packed else cols), value_dtype)
+            g["scales"] = (*_api.scale_storage(info), info)
+        if outputs & _api.Outputs.COLUMNWISE:
+            info = _api._scale_info(desc, key, rows, cols, "columnwise")
+            g["col_values"] = (_api.columnwise_shape(desc, lead, rows, cols), value_dtype)
+            g["col_scales"] = (*_api.scale_storage(info), info)
+        nvfp4 = desc.get(_A.SCHEME) == _api.QuantScheme.NVFP4
+        g["amax"] = max(desc.get(_A.MOE_NUM_EXPERTS), 1) if nvfp4 and not has_global_amax else 0
+    return g
+
+
+def _static(n):
+    """n as an int: a symbolic size is specialized (the library's queries take concrete sizes)."""
+    return int(n)
+
+
+def _outputs(x, config, global_amax):
+    g = _geometry(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]), global_amax is not None)
+
+    def new(entry, scales=False):
+        if entry is None:
+            return x.new_empty((0,), dtype=torch.uint8)
+        if scales:
+            return x.new_empty((entry[0],), dtype=_torch_dtype(entry[1]))
+        return x.new_empty(entry[0], dtype=_torch_dtype(entry[1]))
+    return (new(g["values"]), new(g["scales"], True), new(g["col_values"]), new(g["col_scales"], True),
+            x.new_empty((g["amax"],), dtype=torch.float32)), g
+
+
+def _raw(t):
+    """A tensor the Python layer accepts: FP4 pairs as their bytes."""
+    return t.view(torch.uint8) if t.dtype == getattr(torch, "float4_e2m1fn_x2", None) else t
+
+
+def _host_global_amax(x, attrs, pointers, amax):
+    """NVFP4 on the host backend: the global amax the library uses, written to `amax` (one float32; the GPU
+    backend leaves it in the workspace instead). It is the PER_TENSOR_DYNAMIC scale of the same activation
+    with qmax 1 and no floor: s = max(amax / 1, 0) = amax, computed by the library."""
+    probe = {k: v for k, v in attrs.items() if k in ("activation", "gate_layout", "gate_order", "gate_block_width",
+                                                      "intermediate_rounding", "swiglu_alpha", "swiglu_beta",
+                                                      "swiglu_limit")}
+    _api.quantize(x, scheme="per_tensor_dynamic", out_dtype="fp8_e4m3fn", qmax=1.0, min_scale=float.fromhex("0x1p-149"),
+                  scales=amax, row_prob=pointers.get("row_prob"), gate_layout=probe.pop("gate_layout", "none"),
+                  **probe)
+
+
+def _run(x, config, pointers, out, scales, col_out, col_scales, amax):
+    """quantize() of the Python layer into the given torch tensors."""
+    attrs = _parse(config)
+    g = _geometry(config, tuple(x.shape[:-1]), x.shape[-1], pointers.get("global_amax") is not None)
+    workspace = None
+    if g["amax"] and x.device.type == "cpu":
+        if "moe_layout" in attrs and attrs["moe_layout"] != "none":
+            raise _api.FusedQuantError(_api.Status.NOT_SUPPORTED, "global_amax: NVFP4 with a MoE layout on the host "
+                                       "backend needs the per-expert global amaxes as global_amax=")
+        _host_global_amax(x, attrs, pointers, amax)
+        pointers = {**pointers, "global_amax": amax}
+    elif g["amax"]:
+        workspace = amax  # the GPU reduces the global amax in the workspace and leaves it there
+    attrs.setdefault("gate_layout", "none")  # the C semantics: an activation alone is the plain activation
+    _api.quantize(x, out=_raw(out) if g["values"] else None, scales=scales if g["scales"] else None,
+                  col_out=_raw(col_out) if g["col_values"] else None,
+                  col_scales=col_scales if g["col_scales"] else None, workspace=workspace,
+                  **{k: v for k, v in pointers.items() if v is not None}, **attrs)
+
+
+@torch.library.custom_op("fusedquant::quantize", mutates_args=())
+def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None = None,
+                scale_ub: torch.Tensor | None = None, row_prob: torch.Tensor | None = None,
+                global_amax: torch.Tensor | None = None, moe_offsets: torch.Tensor | None = None,
+                moe_counts: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
+    global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
+    pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
+    outs, _ = _outputs(x, config, global_amax)
+    _run(x, config, pointers, *outs)
+    return outs
+
+
+@quantize_op.register_fake
+def _(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
+      moe_counts=None):
+    return _outputs(x, config, global_amax)[0]
+
+
+@torch.library.custom_op("fusedquant::quantize_out", mutates_args=("out", "scales", "col_out", "col_scales"))
+def quantize_out_op(x: torch.Tensor, config: str, out: torch.Tensor | None, scales: torch.Tensor | None,
+                    col_out: torch.Tensor | None = None, col_scales: torch.Tensor | None = None,
+                    static_scale: torch.Tensor | None = None, scale_ub: torch.Tensor | None = None,
+                    row_prob: torch.Tensor | None = None, global_amax: torch.Tensor | None = None,
+                    moe_offsets: torch.Tensor | None = None, moe_counts: torch.Tensor | None = None) -> None:
+    """The out= form: writes the given buffers (checked as fusedquant.quantize checks them); NVFP4 needs
+    global_amax= here (the functional operator returns the amax it computes)."""
+    pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
+    attrs = _parse(config)
+    attrs.setdefault("gate_layout", "none")
+    _api.quantize(x, out=None if out is None else _raw(out), scales=scales,
+                  col_out=None if col_out is None else _raw(col_out), col_scales=col_scales,
+                  **{k: v for k, v in pointers.items() if v is not None}, **attrs)
+
+
+@torch.library.custom_op("fusedquant::repack_scales", mutates_args=())
+def repack_scales_op(src: torch.Tensor, rows: int, groups: int, src_layout: str, dst_layout: str, scale_dtype: str,
+                     batch: int = 1, row_offsets: torch.Tensor | None = None, stacked_rows: int = 0,
+                     batching: str = "") -> torch.Tensor:
+    """fusedquant.repack_scales: the destination storage (a new flat tensor)."""
+    return _api.repack_scales(src, rows, groups, src_layout=src_layout, dst_layout=dst_layout,
+                              scale_dtype=scale_dtype, batch=batch, row_offsets=row_offsets,
+                              stacked_rows=stacked_rows, batching=batching or None).clone()
+
+
+@repack_scales_op.register_fake
+def _(src, rows, groups, src_layout, dst_layout, scale_dtype, batch=1, row_offsets=None, stacked_rows=0,
+      batching=""):
+    scale_type, dst = to_enum(DataType, scale_dtype), to_enum(_api.ScaleLayout, dst_layout)
+    to_stacked = bool(batching) and to_enum(_api.ScaleRepackBatching, batching) == \
+        _api.ScaleRepackBatching.BLOCKS_TO_STACKED
+    size = scale_repack_size(scale_type, 1 if to_stacked else batch, stacked_rows if to_stacked else rows, groups, dst)
+    element = 4 if scale_type == DataType.FP32 or dst == _api.ScaleLayout.PACKED_UE8M0 else 1
+    name = "int32" if dst == _api.ScaleLayout.PACKED_UE8M0 else _arrays.TYPE_TO_DTYPE[scale_type.name]
+    return src.new_empty((size // element,), dtype=_torch_dtype(name))
+
+
+# ---- the functional names: thin wrappers over torch.ops.fusedquant.quantize ----
+
+def quantize(x, *, activation=None, gate_layout=None, **attributes):
+    """fusedquant.quantize's rules on torch tensors, traceable: (values, scales), (values, scales, global_amax)
+    for NVFP4, or with a columnwise output (values, scales, col_values, col_scales). An activation other than
+    identity needs gate_layout= (ValueError otherwise); the scheme sets its types (README.md)."""
+    given = {"activation": activation, "gate_layout": gate_layout}
+    _api._require_gate_layout(_api._attributes({k: v for k, v in given.items() if v is not None}))
+    pointers = {k: attributes.pop(k) for k in _POINTERS if k in attributes}
+    for key, value in pointers.items():
+        if value is not None and not isinstance(value, torch.Tensor):
+            pointers[key] = _number(key, value, x)
+    config = _config({**given, **attributes})
+    values, scales, col_values, col_scales, amax = torch.ops.fusedquant.quantize(x, config, **pointers)
+    g = _geometry(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]),
+                  pointers.get("global_amax") is not None)
+    result = ()
+    if g["values"] is not None:
+        result = (values, _scale_view(scales, g["scales"][2], pointers.get("static_scale")))
+    if g["col_values"] is not None:
+        result = (*(result or (None, None)), col_values, _scale_view(col_scales, g["col_scales"][2], None))
+    nvfp4 = to_enum(_api.QuantScheme, attributes.get("scheme", "per_group")) == _api.QuantScheme.NVFP4
+    if nvfp4:
+        result = (*result, amax if g["amax"] else pointers["global_amax"])
+    return result
+
+
+def _number(key, value, x):
+    """A float32 / int32 tensor of a number on x's device (from pinned memory; refused during capture)."""
+    if _arrays.capturing("torch", -1 if x.device.type == "cpu" else x.device.index):
+        raise _api.FusedQuantError(_api.Status.INVALID_VALUE, f"{key}: a number cannot be copied to the GPU while "
+                                   "its stream captures a CUDA graph; pass a device tensor")
+    dtype = "int32" if key.startswith("moe_") else "float32"
+    return _arrays.from_values("torch", -1 if x.device.type == "cpu" else x.device.index, value, dtype)
+
+
+def _scale_view(storage, info, static_scale):
+    if info.bytes == 0 and static_scale is not None:
+        return static_scale  # PER_TENSOR_STATIC writes no scales: the scale it used
+    return _api.scale_view("torch", storage, info)
+
+
+def silu_and_mul_quant(x, *, gate_layout="split", group_size=128, **attributes):
+    """vLLM's silu_and_mul + per-token-group FP8 quantization: x [..., 2H] -> (values [..., H], scales)."""
+    return quantize(x, activation="silu", gate_layout=gate_layout, group_size=group_size, **attributes)
+
+
+def gelu_and_mul_quant(x, *, approximate="none", gate_layout="split", group_size=128, **attributes):
+    """vLLM's gelu_and_mul (approximate="none": erf; "tanh": gelu_tanh_and_mul) + per-group quantization."""
+    activation = {"none": "gelu_erf", "tanh": "gelu_tanh"}[approximate]
+    return quantize(x, activation=activation, gate_layout=gate_layout, group_size=group_size, **attributes)
+
+
+def swiglu_oai_quant(x, *, alpha=1.702, beta=1.0, limit=7.0, gate_layout="interleaved", group_size=128,
+                     **attributes):
+    """gpt-oss's clamped SwiGLU (vLLM swigluoai_and_mul; interleaved g0 u0 g1 u1 ...) + quantization."""
+    return quantize(x, activation="swiglu_oai", gate_layout=gate_layout, swiglu_alpha=alpha, swiglu_beta=beta,
+                    swiglu_limit=limit, group_size=group_size, **attributes)
+
+
+def mxfp8_quantize(x, *, scale_layout="swizzled_128x4", **attributes):
+    """FlashInfer's mxfp8_quantize: e4m3 values and E8M0 scales per 32 (RCEIL), Blackwell's swizzled layout by
+    default (scale_layout="row_major" for the plain one)."""
+    return quantize(x, scheme="mxfp8", scale_layout=scale_layout, **attributes)
+
+
+def nvfp4_quantize(x, global_amax=None, *, scale_layout="swizzled_128x4", **attributes):
+    """NVFP4: (values as float4_e2m1fn_x2 [..., H/2], e4m3 block scales per 16, global amax). Without
+    global_amax the library computes it (on the device, no host sync) and returns it: S_enc = 2688 / amax."""
+    return quantize(x, scheme="nvfp4", scale_layout=scale_layout, global_amax=global_amax, **attributes)
+
+
+def per_token_group_quant(x, group_size=128, *, column_major_scales=False, use_ue8m0=False,
+                          out_dtype=torch.float8_e4m3fn, **attributes):
+    """vLLM's per_token_group_quant_fp8: scales [rows, groups] row-major, or column-major (TMA-aligned ld) as
+    DeepGEMM reads them; use_ue8m0 rounds scales to powers of two."""
+    layout = "col_major_tma" if column_major_scales else "row_major"
+    rounding = {"scale_rounding": "pow2_ceil"} if use_ue8m0 else {}
+    return quantize(x, group_size=group_size, scale_layout=layout, out_dtype=out_dtype, **rounding, **attributes)
+
+
+def per_token_quant(x, *, out_dtype=torch.float8_e4m3fn, **attributes):
+    """One dynamic scale per row (vLLM scaled_fp8_quant(use_per_token_if_dynamic=True))."""
+    return quantize(x, scheme="per_token", out_dtype=out_dtype, **attributes)
+
+
+def per_tensor_quant(x, scale=None, *, out_dtype=torch.float8_e4m3fn, **attributes):
+    """vLLM's scaled_fp8_quant: with `scale` (a tensor, or a number outside capture) static, else one dynamic
+    scale for the tensor computed on the device; returns (values, scale)."""
+    if scale is None:
+        return quantize(x, scheme="per_tensor_dynamic", out_dtype=out_dtype, **attributes)
+    return quantize(x, scheme="per_tensor_static", static_scale=scale, out_dtype=out_dtype, **attributes)
+
+
+def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype, batch=1, row_offsets=None,
+                  stacked_rows=0, batching=None):
+    """torch.ops.fusedquant.repack_scales with fusedquant.repack_scales's keywords."""
+    name = lambda v: v if isinstance(v, str) else v.name.lower()  # noqa: E731
+    dtype = scale_dtype if isinstance(scale_dtype, str) else (
+        _arrays.dtype_name(scale_dtype) if isinstance(scale_dtype, torch.dtype) else scale_dtype.name.lower())
+    return torch.ops.fusedquant.repack_scales(src, rows, groups, name(src_layout), name(dst_layout), dtype, batch,
+                                              row_offsets, stacked_rows, name(batching) if batching else "")
+
+
+FUNCTIONAL = ("silu_and_mul_quant", "gelu_and_mul_quant", "swiglu_oai_quant", "mxfp8_quantize", "nvfp4_quantize",
+              "per_token_group_quant", "per_token_quant", "per_tensor_quant")
