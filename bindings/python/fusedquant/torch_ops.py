@@ -11,6 +11,7 @@ functional names below are the documented entry points and follow the scheme (RE
 import functools
 import math
 
+import numpy as np
 import torch
 
 from . import _api, _arrays
@@ -48,10 +49,9 @@ def _parse(config):
 
 
 def _torch_dtype(name):
-    """The torch dtype of a library dtype name: FP4 values as float4_e2m1fn_x2 where torch has it."""
-    if name == "fp4x2":
-        return getattr(torch, "float4_e2m1fn_x2", torch.uint8)
-    return _arrays._framework_dtype("torch", name)
+    """The torch dtype of a library dtype name in the operators' outputs: FP4 pairs and E8M0 scales as uint8
+    (torch implements few operations on their dtypes; the functional names view them as those dtypes)."""
+    return torch.uint8 if name in ("fp4x2", "float8_e8m0fnu") else _arrays._framework_dtype("torch", name)
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,12 +89,14 @@ def _static(n):
 def _outputs(x, config, global_amax):
     g = _geometry(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]), global_amax is not None)
 
+    # Under a MoE layout the library leaves rows no expert owns unwritten: new outputs start zeroed there, so
+    # an operator's result is a function of its inputs.
+    allocate = x.new_zeros if "moe_layout=" in config and "moe_layout=none" not in config else x.new_empty
+
     def new(entry, scales=False):
         if entry is None:
             return x.new_empty((0,), dtype=torch.uint8)
-        if scales:
-            return x.new_empty((entry[0],), dtype=_torch_dtype(entry[1]))
-        return x.new_empty(entry[0], dtype=_torch_dtype(entry[1]))
+        return allocate((entry[0],) if scales else entry[0], dtype=_torch_dtype(entry[1]))
     return (new(g["values"]), new(g["scales"], True), new(g["col_values"]), new(g["col_scales"], True),
             x.new_empty((g["amax"],), dtype=torch.float32)), g
 
@@ -102,6 +104,23 @@ def _outputs(x, config, global_amax):
 def _raw(t):
     """A tensor the Python layer accepts: FP4 pairs as their bytes."""
     return t.view(torch.uint8) if t.dtype == getattr(torch, "float4_e2m1fn_x2", None) else t
+
+
+@torch.compiler.assume_constant_result
+def _views(config, lead, width, has_global_amax):
+    """How the functional names present the operator's outputs, as constants torch.compile keeps: for the
+    rowwise and the columnwise output (None when not written): (values dtype, scales dtype, scale view (shape,
+    strides in elements) or None for the flat storage, whether the layout writes no scales); and the amax count."""
+    g = _geometry(config, lead, width, has_global_amax)
+
+    def present(values, scales):
+        if values is None:
+            return None
+        _, dtype, info = scales
+        view = _api.scale_view("numpy", np.empty(scales[0], _arrays.TYPE_TO_DTYPE.get(dtype, dtype)), info)
+        strided = None if view.ndim == 1 else (view.shape, tuple(st // view.itemsize for st in view.strides))
+        return values[1], dtype, strided, info.bytes == 0
+    return present(g["values"], g["scales"]), present(g["col_values"], g["col_scales"]), g["amax"]
 
 
 def _host_global_amax(x, attrs, pointers, amax):
@@ -176,15 +195,22 @@ def quantize_out_op(x: torch.Tensor, config: str, out: torch.Tensor | None, scal
 def repack_scales_op(src: torch.Tensor, rows: int, groups: int, src_layout: str, dst_layout: str, scale_dtype: str,
                      batch: int = 1, row_offsets: torch.Tensor | None = None, stacked_rows: int = 0,
                      batching: str = "") -> torch.Tensor:
-    """fusedquant.repack_scales: the destination storage (a new flat tensor)."""
-    return _api.repack_scales(src, rows, groups, src_layout=src_layout, dst_layout=dst_layout,
-                              scale_dtype=scale_dtype, batch=batch, row_offsets=row_offsets,
-                              stacked_rows=stacked_rows, batching=batching or None).clone()
+    """fusedquant.repack_scales: the destination storage (a new flat tensor; E8M0 scales as uint8)."""
+    out = _repacked(src, rows, groups, dst_layout, scale_dtype, batch, stacked_rows, batching)
+    _api.repack_scales(src, rows, groups, src_layout=src_layout, dst_layout=dst_layout, scale_dtype=scale_dtype,
+                       batch=batch, row_offsets=row_offsets, stacked_rows=stacked_rows, batching=batching or None,
+                       out=out)
+    return out
 
 
 @repack_scales_op.register_fake
 def _(src, rows, groups, src_layout, dst_layout, scale_dtype, batch=1, row_offsets=None, stacked_rows=0,
       batching=""):
+    return _repacked(src, rows, groups, dst_layout, scale_dtype, batch, stacked_rows, batching)
+
+
+def _repacked(src, rows, groups, dst_layout, scale_dtype, batch, stacked_rows, batching):
+    """A new destination of repack_scales, sized by the library's scale_repack_size."""
     scale_type, dst = to_enum(DataType, scale_dtype), to_enum(_api.ScaleLayout, dst_layout)
     to_stacked = bool(batching) and to_enum(_api.ScaleRepackBatching, batching) == \
         _api.ScaleRepackBatching.BLOCKS_TO_STACKED
@@ -208,17 +234,30 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
             pointers[key] = _number(key, value, x)
     config = _config({**given, **attributes})
     values, scales, col_values, col_scales, amax = torch.ops.fusedquant.quantize(x, config, **pointers)
-    g = _geometry(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]),
-                  pointers.get("global_amax") is not None)
+    rowwise, columnwise, amax_count = _views(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]),
+                                             pointers.get("global_amax") is not None)
     result = ()
-    if g["values"] is not None:
-        result = (values, _scale_view(scales, g["scales"][2], pointers.get("static_scale")))
-    if g["col_values"] is not None:
-        result = (*(result or (None, None)), col_values, _scale_view(col_scales, g["col_scales"][2], None))
+    if rowwise is not None:
+        result = _present(values, scales, rowwise, pointers.get("static_scale"))
+    if columnwise is not None:
+        result = (*(result or (None, None)), *_present(col_values, col_scales, columnwise, None))
     nvfp4 = to_enum(_api.QuantScheme, attributes.get("scheme", "per_group")) == _api.QuantScheme.NVFP4
     if nvfp4:
-        result = (*result, amax if g["amax"] else pointers["global_amax"])
+        result = (*result, amax if amax_count else pointers["global_amax"])
     return result
+
+
+def _present(values, scales, view, static_scale):
+    """(values, scales) as fusedquant.quantize returns them: FP4 as float4_e2m1fn_x2, E8M0 as float8_e8m0fnu,
+    scales as the layout's [rows, groups] view (the storage for a non-affine layout), PER_TENSOR_STATIC's scale."""
+    values_dtype, scales_dtype, strided, no_scales = view
+    if values_dtype == "fp4x2" and hasattr(torch, "float4_e2m1fn_x2"):
+        values = values.view(torch.float4_e2m1fn_x2)
+    if scales_dtype == "float8_e8m0fnu" and hasattr(torch, "float8_e8m0fnu"):
+        scales = scales.view(torch.float8_e8m0fnu)
+    if no_scales and static_scale is not None:
+        return values, static_scale
+    return values, (scales if strided is None else scales.as_strided(*strided))
 
 
 def _number(key, value, x):
@@ -228,12 +267,6 @@ def _number(key, value, x):
                                    "its stream captures a CUDA graph; pass a device tensor")
     dtype = "int32" if key.startswith("moe_") else "float32"
     return _arrays.from_values("torch", -1 if x.device.type == "cpu" else x.device.index, value, dtype)
-
-
-def _scale_view(storage, info, static_scale):
-    if info.bytes == 0 and static_scale is not None:
-        return static_scale  # PER_TENSOR_STATIC writes no scales: the scale it used
-    return _api.scale_view("torch", storage, info)
 
 
 def silu_and_mul_quant(x, *, gate_layout="split", group_size=128, **attributes):
