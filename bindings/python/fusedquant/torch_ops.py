@@ -96,6 +96,8 @@ def _outputs(x, config, global_amax):
     def new(entry, scales=False):
         if entry is None:
             return x.new_empty((0,), dtype=torch.uint8)
+        if scales and entry[2].bytes == 0:  # PER_TENSOR_STATIC writes no scales: a defined placeholder
+            return x.new_zeros((entry[0],), dtype=_torch_dtype(entry[1]))
         return allocate((entry[0],) if scales else entry[0], dtype=_torch_dtype(entry[1]))
     return (new(g["values"]), new(g["scales"], True), new(g["col_values"]), new(g["col_scales"], True),
             x.new_empty((g["amax"],), dtype=torch.float32)), g
@@ -269,18 +271,19 @@ def _number(key, value, x):
     return _arrays.from_values("torch", -1 if x.device.type == "cpu" else x.device.index, value, dtype)
 
 
-def silu_and_mul_quant(x, *, gate_layout="split", group_size=128, **attributes):
-    """vLLM's silu_and_mul + per-token-group FP8 quantization: x [..., 2H] -> (values [..., H], scales)."""
+def silu_and_mul_quant(x, *, gate_layout="split", group_size=None, **attributes):
+    """vLLM's silu_and_mul + per-token-group FP8 quantization: x [..., 2H] -> (values [..., H], scales).
+    group_size None keeps the scheme's own (128 under per_group, the default scheme)."""
     return quantize(x, activation="silu", gate_layout=gate_layout, group_size=group_size, **attributes)
 
 
-def gelu_and_mul_quant(x, *, approximate="none", gate_layout="split", group_size=128, **attributes):
+def gelu_and_mul_quant(x, *, approximate="none", gate_layout="split", group_size=None, **attributes):
     """vLLM's gelu_and_mul (approximate="none": erf; "tanh": gelu_tanh_and_mul) + per-group quantization."""
     activation = {"none": "gelu_erf", "tanh": "gelu_tanh"}[approximate]
     return quantize(x, activation=activation, gate_layout=gate_layout, group_size=group_size, **attributes)
 
 
-def swiglu_oai_quant(x, *, alpha=1.702, beta=1.0, limit=7.0, gate_layout="interleaved", group_size=128,
+def swiglu_oai_quant(x, *, alpha=1.702, beta=1.0, limit=7.0, gate_layout="interleaved", group_size=None,
                      **attributes):
     """gpt-oss's clamped SwiGLU (vLLM swigluoai_and_mul; interleaved g0 u0 g1 u1 ...) + quantization."""
     return quantize(x, activation="swiglu_oai", gate_layout=gate_layout, swiglu_alpha=alpha, swiglu_beta=beta,

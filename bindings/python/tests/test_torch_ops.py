@@ -17,7 +17,7 @@ DEVICES = ["cpu", pytest.param("cuda", marks=cuda)]
 def same_bytes(a, b):
     if a is None or b is None:
         return a is b
-    a, b = torch.as_tensor(a), torch.as_tensor(b)
+    a, b = torch.as_tensor(a).cpu(), torch.as_tensor(b).cpu()
     return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
@@ -206,6 +206,7 @@ def test_done_when_of_issue_47():
     assert q.shape == (64, 2048) and q.dtype == torch.float8_e4m3fn and s.shape == (64, 16)
     q4, bs, amax = fq.nvfp4_quantize(x)
     assert q4.shape == (64, 2048) and amax.is_cuda
+    assert fq.silu_and_mul_quant(x[:8].cpu(), scheme="per_tensor_dynamic")[1].numel() == 1  # no group size
 
     w1 = (torch.randn(2 * 1024, 512, device="cuda") / 16).to(torch.float8_e4m3fn)
     w2 = (torch.randn(512, 1024, device="cuda") / 16).to(torch.float8_e4m3fn)
