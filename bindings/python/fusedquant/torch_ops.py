@@ -10,8 +10,8 @@ functional names below are the documented entry points and follow the scheme (RE
 """
 import functools
 import math
+import operator
 
-import numpy as np
 import torch
 
 from . import _api, _arrays
@@ -77,52 +77,117 @@ def _geometry(config, lead, width, has_global_amax):
             g["col_values"] = (_api.columnwise_shape(desc, lead, rows, cols), value_dtype)
             g["col_scales"] = (*_api.scale_storage(info), info)
         nvfp4 = desc.get(_A.SCHEME) == _api.QuantScheme.NVFP4
-        g["amax"] = max(desc.get(_A.MOE_NUM_EXPERTS), 1) if nvfp4 and not has_global_amax else 0
+        g["nvfp4"], g["amax"] = nvfp4, max(desc.get(_A.MOE_NUM_EXPERTS), 1) if nvfp4 and not has_global_amax else 0
+        g["moe"] = desc.get(_A.MOE_LAYOUT) != _api.MoeLayout.NONE
+        g["col_transposed"] = bool(desc.get(_A.COLUMNWISE_TRANSPOSE))
     return g
 
 
+# ---- symbolic row counts (torch.compile with dynamic shapes) ----
+# The library's queries take concrete sizes. Every size that depends on the row count R is, for the layouts of
+# docs/spec.md §4, a law a * ceil(R / P) + b (P: the rows a layout pads to, or a columnwise block): each law is
+# fitted to the queries at two row counts and checked against them at others, so a symbolic R stays symbolic
+# (one compiled graph serves every token count). Where no law fits (MoE layouts) R is specialized. The width
+# is always specialized (a model's hidden sizes are fixed).
+_PERIODS = (1, 4, 16, 32, 128)
+_CHECKS = (2, 3, 5, 17, 31, 33, 100, 127, 129, 255, 256, 257, 1000, 4097)
+
+
+def _row_sizes(config, width, has_global_amax, rows):
+    """{name: size} of every size of the outputs of `rows` rows: values shapes, scale storage elements and
+    bytes, and the scale view's shape and strides (in storage elements) where the layout is affine."""
+    g = _geometry(config, (rows,), width, has_global_amax)
+    sizes = {}
+    for key in ("values", "col_values"):
+        if g[key]:
+            sizes.update({(key, i): n for i, n in enumerate(g[key][0])})
+    for key in ("scales", "col_scales"):
+        if g[key]:
+            elements, dtype, info = g[key]
+            view = _api.scale_view("numpy", _arrays.empty("numpy", -1, (elements,), dtype), info)
+            sizes.update({(key, "elements"): elements, (key, "bytes"): info.bytes})
+            if view.ndim > 1:
+                sizes.update({(key, "shape", i): n for i, n in enumerate(view.shape)})
+                sizes.update({(key, "stride", i): st // view.itemsize for i, st in enumerate(view.strides)})
+    return sizes
+
+
+@torch.compiler.assume_constant_result
+def _row_laws(config, width, has_global_amax, rows=None):
+    """((name, P, a, b), ...): size(R) = a * ceil(R / P) + b for every size of _row_sizes and every R >= 2;
+    for a concrete `rows` the sizes themselves (P 1, a 0); None where no law fits. Constants for torch.compile."""
+    if rows is not None:
+        return tuple((name, 1, 0, n) for name, n in _row_sizes(config, width, has_global_amax, rows).items())
+    if _parse(config).get("moe_layout", "none") not in ("none", 0):
+        return None
+    samples = {r: _row_sizes(config, width, has_global_amax, r)
+               for r in {*_CHECKS, *(k * p for p in _PERIODS for k in (2, 3))}}
+    laws = []
+    for name in samples[2]:
+        for p in _PERIODS:
+            a = samples[3 * p][name] - samples[2 * p][name]
+            b = samples[2 * p][name] - 2 * a
+            if all(samples[r][name] == a * -(-r // p) + b for r in _CHECKS):
+                laws.append((name, p, a, b))
+                break
+        else:
+            return None
+    return tuple(laws)
+
+
+def _sizes(config, lead, width, has_global_amax):
+    """{name: size} of _row_sizes for a lead shape whose sizes may be symbolic (SymInts)."""
+    rows = math.prod(lead)
+    laws = _row_laws(config, width, has_global_amax)
+    if laws is None or rows < 2:  # the laws hold from 2 rows (a symbolic size is >= 2 under torch.compile)
+        laws = _row_laws(config, width, has_global_amax, _static(rows))
+    return {name: a * ((rows + p - 1) // p) + b for name, p, a, b in laws}
+
+
 def _static(n):
-    """n as an int: a symbolic size is specialized (the library's queries take concrete sizes)."""
-    return int(n)
+    """n as an int; torch.compile specializes a symbolic size here (operator.index: dynamo turns a SymInt into
+    a constant with a guard, where int() keeps it symbolic)."""
+    return operator.index(n)
+
+
+@torch.compiler.assume_constant_result
+def _structure(config, width, has_global_amax):
+    """What a call writes, as constants for torch.compile: {"values", "scales", "col_values", "col_scales": the
+    dtype name or None when not written; "col_transposed", "moe", "no_scales" (PER_TENSOR_STATIC): bools;
+    "nvfp4"; "amax": how many global amaxes the operator returns}."""
+    experts = max(int(_parse(config).get("moe_num_experts", 0)), 1)
+    g = _geometry(config, (2 * experts,), width, has_global_amax)
+    out = {key: g[key] and g[key][1] for key in ("values", "scales", "col_values", "col_scales")}
+    return {**out, "col_transposed": g["col_transposed"], "moe": g["moe"], "nvfp4": g["nvfp4"], "amax": g["amax"],
+            "no_scales": bool(g["scales"]) and g["scales"][2].bytes == 0}
 
 
 def _outputs(x, config, global_amax):
-    g = _geometry(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]), global_amax is not None)
-
+    """New outputs of the general operator on x (the fake implementation's too)."""
+    width, has_global_amax = _static(x.shape[-1]), global_amax is not None
+    st = _structure(config, width, has_global_amax)
+    sizes = _sizes(config, tuple(x.shape[:-1]), width, has_global_amax)
     # Under a MoE layout the library leaves rows no expert owns unwritten: new outputs start zeroed there, so
-    # an operator's result is a function of its inputs.
-    allocate = x.new_zeros if "moe_layout=" in config and "moe_layout=none" not in config else x.new_empty
+    # an operator's result is a function of its inputs. PER_TENSOR_STATIC's unwritten scale slot likewise.
+    allocate = x.new_zeros if st["moe"] or st["no_scales"] else x.new_empty
 
-    def new(entry, scales=False):
-        if entry is None:
+    def new(key):
+        if st[key] is None:
             return x.new_empty((0,), dtype=torch.uint8)
-        if scales and entry[2].bytes == 0:  # PER_TENSOR_STATIC writes no scales: a defined placeholder
-            return x.new_zeros((entry[0],), dtype=_torch_dtype(entry[1]))
-        return allocate((entry[0],) if scales else entry[0], dtype=_torch_dtype(entry[1]))
-    return (new(g["values"]), new(g["scales"], True), new(g["col_values"]), new(g["col_scales"], True),
-            x.new_empty((g["amax"],), dtype=torch.float32)), g
+        if key.endswith("scales"):
+            shape = (sizes[(key, "elements")],)
+        elif key == "values" or not st["col_transposed"]:
+            shape = (*x.shape[:-1], sizes[(key, 1)])
+        else:
+            shape = tuple(sizes[(key, i)] for i in range(3 if st["moe"] else 2))
+        return allocate(shape, dtype=_torch_dtype(st[key]))
+    return (new("values"), new("scales"), new("col_values"), new("col_scales"),
+            x.new_empty((st["amax"],), dtype=torch.float32))
 
 
 def _raw(t):
     """A tensor the Python layer accepts: FP4 pairs as their bytes."""
     return t.view(torch.uint8) if t.dtype == getattr(torch, "float4_e2m1fn_x2", None) else t
-
-
-@torch.compiler.assume_constant_result
-def _views(config, lead, width, has_global_amax):
-    """How the functional names present the operator's outputs, as constants torch.compile keeps: for the
-    rowwise and the columnwise output (None when not written): (values dtype, scales dtype, scale view (shape,
-    strides in elements) or None for the flat storage, whether the layout writes no scales); and the amax count."""
-    g = _geometry(config, lead, width, has_global_amax)
-
-    def present(values, scales):
-        if values is None:
-            return None
-        _, dtype, info = scales
-        view = _api.scale_view("numpy", np.empty(scales[0], _arrays.TYPE_TO_DTYPE.get(dtype, dtype)), info)
-        strided = None if view.ndim == 1 else (view.shape, tuple(st // view.itemsize for st in view.strides))
-        return values[1], dtype, strided, info.bytes == 0
-    return present(g["values"], g["scales"]), present(g["col_values"], g["col_scales"]), g["amax"]
 
 
 def _host_global_amax(x, attrs, pointers, amax):
@@ -166,7 +231,7 @@ def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None 
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
-    outs, _ = _outputs(x, config, global_amax)
+    outs = _outputs(x, config, global_amax)
     _run(x, config, pointers, *outs)
     return outs
 
@@ -174,7 +239,7 @@ def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None 
 @quantize_op.register_fake
 def _(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
       moe_counts=None):
-    return _outputs(x, config, global_amax)[0]
+    return _outputs(x, config, global_amax)
 
 
 @torch.library.custom_op("fusedquant::quantize_out", mutates_args=("out", "scales", "col_out", "col_scales"))
@@ -236,30 +301,32 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
             pointers[key] = _number(key, value, x)
     config = _config({**given, **attributes})
     values, scales, col_values, col_scales, amax = torch.ops.fusedquant.quantize(x, config, **pointers)
-    rowwise, columnwise, amax_count = _views(config, tuple(_static(n) for n in x.shape[:-1]), _static(x.shape[-1]),
-                                             pointers.get("global_amax") is not None)
+    has_amax, width = pointers.get("global_amax") is not None, _static(x.shape[-1])
+    st, sizes = _structure(config, width, has_amax), _sizes(config, tuple(x.shape[:-1]), width, has_amax)
     result = ()
-    if rowwise is not None:
-        result = _present(values, scales, rowwise, pointers.get("static_scale"))
-    if columnwise is not None:
-        result = (*(result or (None, None)), *_present(col_values, col_scales, columnwise, None))
-    nvfp4 = to_enum(_api.QuantScheme, attributes.get("scheme", "per_group")) == _api.QuantScheme.NVFP4
-    if nvfp4:
-        result = (*result, amax if amax_count else pointers["global_amax"])
+    if st["values"] is not None:
+        result = _present(values, scales, "scales", st, sizes, pointers.get("static_scale"))
+    if st["col_values"] is not None:
+        result = (*(result or (None, None)), *_present(col_values, col_scales, "col_scales", st, sizes, None))
+    if st["nvfp4"]:
+        result = (*result, amax if st["amax"] else pointers["global_amax"])
     return result
 
 
-def _present(values, scales, view, static_scale):
+def _present(values, scales, key, st, sizes, static_scale):
     """(values, scales) as fusedquant.quantize returns them: FP4 as float4_e2m1fn_x2, E8M0 as float8_e8m0fnu,
     scales as the layout's [rows, groups] view (the storage for a non-affine layout), PER_TENSOR_STATIC's scale."""
-    values_dtype, scales_dtype, strided, no_scales = view
-    if values_dtype == "fp4x2" and hasattr(torch, "float4_e2m1fn_x2"):
+    if values.dtype == torch.uint8 and hasattr(torch, "float4_e2m1fn_x2"):  # uint8 values are FP4 pairs
         values = values.view(torch.float4_e2m1fn_x2)
-    if scales_dtype == "float8_e8m0fnu" and hasattr(torch, "float8_e8m0fnu"):
+    if st[key] == "float8_e8m0fnu" and hasattr(torch, "float8_e8m0fnu"):
         scales = scales.view(torch.float8_e8m0fnu)
-    if no_scales and static_scale is not None:
+    if static_scale is not None and st["no_scales"]:
         return values, static_scale
-    return values, (scales if strided is None else scales.as_strided(*strided))
+    if (key, "shape", 0) not in sizes:
+        return values, scales
+    dims = sum(1 for name in sizes if name[:2] == (key, "shape"))
+    return values, scales.as_strided([sizes[(key, "shape", i)] for i in range(dims)],
+                                     [sizes[(key, "stride", i)] for i in range(dims)])
 
 
 def _number(key, value, x):
