@@ -14,7 +14,7 @@ import operator
 
 import torch
 
-from . import _api, _arrays
+from . import _api, _arrays, _gemm
 from ._core import DataType, scale_repack_size, to_enum
 
 _A = _api.QuantDescAttribute
@@ -248,8 +248,8 @@ def quantize_out_op(x: torch.Tensor, config: str, out: torch.Tensor | None, scal
                     static_scale: torch.Tensor | None = None, scale_ub: torch.Tensor | None = None,
                     row_prob: torch.Tensor | None = None, global_amax: torch.Tensor | None = None,
                     moe_offsets: torch.Tensor | None = None, moe_counts: torch.Tensor | None = None) -> None:
-    """The out= form: writes the given buffers (checked as fusedquant.quantize checks them); NVFP4 needs
-    global_amax= here (the functional operator returns the amax it computes)."""
+    """The out= form: writes the given buffers (checked as fusedquant.quantize checks them). NVFP4's computed
+    global amax is not returned here: pass global_amax=, or call the functional operator, which returns it."""
     pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
     attrs = _parse(config)
     attrs.setdefault("gate_layout", "none")
@@ -285,6 +285,76 @@ def _repacked(src, rows, groups, dst_layout, scale_dtype, batch, stacked_rows, b
     element = 4 if scale_type == DataType.FP32 or dst == _api.ScaleLayout.PACKED_UE8M0 else 1
     name = "int32" if dst == _api.ScaleLayout.PACKED_UE8M0 else _arrays.TYPE_TO_DTYPE[scale_type.name]
     return src.new_empty((size // element,), dtype=_torch_dtype(name))
+
+
+@functools.lru_cache(maxsize=256)
+def _gemm_geometry(config, m, n, num_groups, a_scale_layout, quantize):
+    """What grouped_gemm writes for A [m, K], B of num_groups x n rows, from the library's queries (the
+    epilogue descriptor as fusedquant.grouped_gemm builds it): {"h", "values": (shape, dtype), "scales":
+    (elements, dtype), "col_values", "col_scales"} (None when not written)."""
+    g = dict.fromkeys(("values", "scales", "col_values", "col_scales"))
+    layout = to_enum(_api.ScaleLayout, a_scale_layout)
+    with _gemm.GroupedGemmDesc(num_groups=num_groups, a_scale_layout=layout, quantize=int(quantize)) as gd, \
+            _api.QuantDesc() as epi:
+        for attr, value in _api._with_implied(_api._attributes(_parse(config))).items():
+            epi.set(attr, value)
+        g["h"] = h = n // 2 if epi.get(_A.GATE_LAYOUT) != _api.GateLayout.NONE else n
+        if not quantize:
+            return g
+        out_type, outputs = epi.get(_A.OUTPUT_TYPE), int(epi.get(_A.OUTPUTS))
+        packed = out_type == DataType.FP4_E2M1
+        dtype = "fp4x2" if packed else _arrays.TYPE_TO_DTYPE[out_type.name]
+        if outputs & _api.Outputs.ROWWISE:
+            g["values"] = ((m, -(-h // 2) if packed else h), dtype)
+            g["scales"] = _api.scale_storage(gd.scale_buffer_info(epi, m, h))
+        if outputs & _api.Outputs.COLUMNWISE:
+            shape = (h, m) if epi.get(_A.COLUMNWISE_TRANSPOSE) else (m, h)
+            g["col_values"] = ((shape[0], -(-shape[1] // 2) if packed else shape[1]), dtype)
+            g["col_scales"] = _api.scale_storage(gd.scale_buffer_info(epi, m, h, "columnwise"))
+    return g
+
+
+def _gemm_outputs(a, b, config, num_groups, a_scale_layout, want_c, want_d, quantize):
+    """New outputs of the grouped GEMM operator (its fake implementation's too); the row count M specializes."""
+    m, n = _static(a.shape[0]), _static(b.numel() // b.shape[-1]) // num_groups
+    g = _gemm_geometry(config, m, n, num_groups, a_scale_layout, quantize)
+    # Rows no group owns are not written: new outputs start zeroed, so the result is a function of the inputs.
+    def none():
+        return a.new_empty((0,), dtype=torch.uint8)
+    c = a.new_zeros((m, n), dtype=torch.bfloat16) if want_c else none()
+    d = a.new_zeros((m, g["h"]), dtype=torch.bfloat16) if want_d else none()
+    values = [none() if g[k] is None else a.new_zeros(g[k][0], dtype=_torch_dtype(g[k][1]))
+              for k in ("values", "col_values")]
+    scales = [none() if g[k] is None else a.new_zeros((g[k][0],), dtype=_torch_dtype(g[k][1]))
+              for k in ("scales", "col_scales")]
+    return c, d, values[0], scales[0], values[1], scales[1]
+
+
+@torch.library.custom_op("fusedquant::grouped_gemm", mutates_args=())
+def grouped_gemm_op(a: torch.Tensor, a_scales: torch.Tensor, b: torch.Tensor, b_scales: torch.Tensor, config: str,
+                    num_groups: int, group_offsets: torch.Tensor | None = None,
+                    group_counts: torch.Tensor | None = None, alpha: torch.Tensor | None = None,
+                    a_scale_layout: str = "col_major_tma", want_c: bool = True, want_d: bool = False,
+                    quantize: bool = True, row_prob: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """fusedquant.grouped_gemm as one operator: (c, d, values, scale storage, columnwise values, columnwise
+    scale storage), empty where not written. config: the epilogue's non-pointer attributes."""
+    outs = _gemm_outputs(a, b, config, num_groups, a_scale_layout, want_c, want_d, quantize)
+    c, d, values, scales, col_values, col_scales = outs
+    _gemm.grouped_gemm(a, a_scales, b, b_scales, num_groups=num_groups, group_offsets=group_offsets,
+                       group_counts=group_counts, alpha=alpha, a_scale_layout=a_scale_layout,
+                       c=c if want_c else False, d=d if want_d else False, quantize=quantize,
+                       out=_raw(values) if values.numel() else None, scales=scales if scales.numel() else None,
+                       col_out=_raw(col_values) if col_values.numel() else None,
+                       col_scales=col_scales if col_scales.numel() else None,
+                       **({"row_prob": row_prob} if row_prob is not None else {}), **_parse(config))
+    return outs
+
+
+@grouped_gemm_op.register_fake
+def _(a, a_scales, b, b_scales, config, num_groups, group_offsets=None, group_counts=None, alpha=None,
+      a_scale_layout="col_major_tma", want_c=True, want_d=False, quantize=True, row_prob=None):
+    return _gemm_outputs(a, b, config, num_groups, a_scale_layout, want_c, want_d, quantize)
 
 
 # ---- the functional names: thin wrappers over torch.ops.fusedquant.quantize ----

@@ -149,6 +149,35 @@ def test_the_row_laws_of_symbolic_shapes_equal_the_library_queries(name):
         assert want == {name: a * -(-rows // p) + b for name, p, a, b in laws}, rows
 
 
+def gemm_problem(device, m=40, k=256, n=256, e=2):
+    """fp8 A [M, K], B [E, N, K] (no NaN codes), their float32 scales and group offsets leaving rows unowned."""
+    g = torch.Generator().manual_seed(5)
+
+    def fp8(*shape):
+        bits = torch.randint(0, 256, shape, generator=g, dtype=torch.uint8)
+        bits[(bits & 0x7F) == 0x7F] = 0x38
+        return bits.view(torch.float8_e4m3fn).to(device)
+    a, b = fp8(m, k), fp8(e, n, k)
+    a_scales = (torch.rand(k // 128, -(-m // 4) * 4, generator=g) * 2.0**-6).to(device)
+    b_scales = (torch.rand(e, n // 128, k // 128, generator=g) * 2.0**-7).to(device)
+    offsets = torch.tensor([0, 13, 33], dtype=torch.int32, device=device)
+    return a, a_scales, b, b_scales, offsets
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("attrs", [dict(activation="silu", gate_layout="split", group_size=128),
+                                   dict(scheme="mxfp8", outputs=int(fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE))])
+def test_opcheck_of_the_grouped_gemm_and_its_bytes(device, attrs):
+    a, sa, b, sb, offsets = gemm_problem(device)
+    args = (a.view(torch.uint8), sa, b.view(torch.uint8), sb, torch_ops._config(attrs), 2, offsets)  # fp8 bytes
+    torch.library.opcheck(torch.ops.fusedquant.grouped_gemm, args, dict(want_d=True))
+    c, d, values, scales, col_values, col_scales = torch.ops.fusedquant.grouped_gemm(*args, want_d=True)
+    r = fq.grouped_gemm(a, sa, b, sb, group_offsets=offsets, d=True, **attrs)
+    owned = slice(0, 33)  # rows no group owns stay zero in the operator, unwritten in fq.grouped_gemm
+    assert same_bytes(c[owned], r.c[owned]) and same_bytes(d[owned], r.d[owned])
+    assert same_bytes(values[owned], torch.as_tensor(r.values)[owned])
+
+
 class MLP(torch.nn.Module):
     """Two FP8 GEMMs with fq's activation quantization between them (the torch._scaled_mm of the device is
     replaced by a dequantizing matmul on the CPU)."""
