@@ -22,7 +22,10 @@ _TORCH_NAMES = ("torch_ops", "silu_and_mul_quant", "gelu_and_mul_quant", "swiglu
 
 def __getattr__(name):
     if name in _TORCH_NAMES:
-        torch_ops = __import__("importlib").import_module(".torch_ops", __name__)
+        try:
+            torch_ops = __import__("importlib").import_module(".torch_ops", __name__)
+        except ImportError as e:
+            raise ImportError(f"fusedquant.{name} needs PyTorch >= 2.4 (torch.library.custom_op): {e}") from e
         return torch_ops if name == "torch_ops" else getattr(torch_ops, name)
     raise AttributeError(f"module 'fusedquant' has no attribute {name!r}")
 
