@@ -154,6 +154,16 @@ def _workspace_size(h, desc, key, lin, lout):
     return _lru("workspace", (handle_id, key, lin[0], lout[0]), lambda: h.workspace_size(desc, lin[1], lout[1]))
 
 
+def device_numbers(key, kind, device, values, dtype):
+    """Numbers given for argument `key` as a new 1-D `dtype` array on the device: copied from pinned host memory
+    asynchronously on the current stream, and refused while that stream captures a CUDA graph (the graph would
+    keep this call's values; device arrays are read when the work runs)."""
+    if _arrays.capturing(kind, device):
+        raise FusedQuantError(Status.INVALID_VALUE, f"{key}: numbers cannot be copied to the GPU while its stream "
+                              "captures a CUDA graph; pass a device array")
+    return _arrays.from_values(kind, device, values, dtype)
+
+
 def _pointer_value(attr, value, x):
     """A pointer attribute's array on x's device: numbers become a new float32/int32 array there."""
     ctype, key = _ctype(attr), attr.name.lower().removesuffix("_pointer")
@@ -163,11 +173,7 @@ def _pointer_value(attr, value, x):
     except TypeError:
         if wanted is None:
             raise TypeError(f"fusedquant: {key} must be an array on {x.where}") from None
-        if _arrays.capturing(x.kind, x.device):
-            raise FusedQuantError(Status.INVALID_VALUE, f"{key}: a number cannot be copied to the GPU while its "
-                                  "stream captures a CUDA graph (the graph would keep this call's value); pass a "
-                                  "device array") from None
-        return _arrays.from_values(x.kind, x.device, value, wanted)
+        return device_numbers(key, x.kind, x.device, value, wanted)
     if a.device != x.device:
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: the array is on {a.where}, x is on {x.where}")
     if wanted and a.dtype != wanted:
@@ -470,10 +476,7 @@ def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype=None
             offsets_arr = wrap(row_offsets)
             keep = row_offsets
         except TypeError:
-            if _arrays.capturing(s.kind, s.device):
-                raise FusedQuantError(Status.INVALID_VALUE, "row_offsets: numbers cannot be copied to the GPU while "
-                                      "its stream captures a CUDA graph; pass a device array") from None
-            keep = _arrays.from_values(s.kind, s.device, row_offsets, "int32")
+            keep = device_numbers("row_offsets", s.kind, s.device, row_offsets, "int32")
             offsets_arr = wrap(keep)
         if offsets_arr.device != s.device:
             raise FusedQuantError(Status.INVALID_VALUE, f"row_offsets: the array is on {offsets_arr.where}, src is on "

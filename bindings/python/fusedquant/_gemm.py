@@ -4,7 +4,7 @@ import dataclasses
 
 from . import _arrays
 from ._api import (_attributes, _col_values, _ctype, _pointer_value, _rows, _scales, _values, _with_implied,
-                   _writable)
+                   _writable, device_numbers)
 from ._arrays import ceil_div, wrap
 from ._core import (ENUMS, DataType, FusedQuantError, GroupedGemmDesc, QuantDesc, Status, TensorLayout,
                     default_handle, to_enum)
@@ -56,10 +56,7 @@ def _small(name, value, x, dtype, count):
     try:
         arr = wrap(value)
     except TypeError:
-        if _arrays.capturing(x.kind, x.device):
-            raise FusedQuantError(Status.INVALID_VALUE, f"{name}: numbers cannot be copied to the GPU while its stream "
-                                  "captures a CUDA graph; pass a device array") from None
-        value = _arrays.from_values(x.kind, x.device, value, dtype)
+        value = device_numbers(name, x.kind, x.device, value, dtype)
         arr = wrap(value)
     if arr.device != x.device:
         raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the array is on {arr.where}, a is on {x.where}")

@@ -208,7 +208,7 @@ def _run(x, config, pointers, out, scales, col_out, col_scales, amax):
     g = _geometry(config, tuple(x.shape[:-1]), x.shape[-1], pointers.get("global_amax") is not None)
     workspace = None
     if g["amax"] and x.device.type == "cpu":
-        if "moe_layout" in attrs and attrs["moe_layout"] != "none":
+        if g["moe"]:
             raise _api.FusedQuantError(_api.Status.NOT_SUPPORTED, "global_amax: NVFP4 with a MoE layout on the host "
                                        "backend needs the per-expert global amaxes as global_amax=")
         _host_global_amax(x, attrs, pointers, amax)
@@ -400,12 +400,12 @@ def _present(values, scales, key, st, sizes, static_scale):
 
 
 def _number(key, value, x):
-    """A float32 / int32 tensor of a number on x's device (from pinned memory; refused during capture)."""
-    if _arrays.capturing("torch", -1 if x.device.type == "cpu" else x.device.index):
-        raise _api.FusedQuantError(_api.Status.INVALID_VALUE, f"{key}: a number cannot be copied to the GPU while "
-                                   "its stream captures a CUDA graph; pass a device tensor")
+    """A float32 / int32 tensor of numbers on x's device: a constant of the graph under torch.compile, else
+    fusedquant's copy from pinned memory (refused during CUDA-graph capture)."""
     dtype = "int32" if key.startswith("moe_") else "float32"
-    return _arrays.from_values("torch", -1 if x.device.type == "cpu" else x.device.index, value, dtype)
+    if torch.compiler.is_compiling():
+        return torch.tensor(value, dtype=getattr(torch, dtype), device=x.device).reshape(-1)
+    return _api.device_numbers(key, "torch", -1 if x.device.type == "cpu" else x.device.index, value, dtype)
 
 
 def silu_and_mul_quant(x, *, gate_layout="split", group_size=None, **attributes):

@@ -196,6 +196,6 @@ def test_numbers_go_to_the_gpu_from_pinned_memory_and_are_refused_during_capture
     q, s = fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
     assert s.is_cuda and s.item() == 0.5
     graph = torch.cuda.CUDAGraph()
-    with pytest.raises(fq.FusedQuantError, match="static_scale: a number cannot be copied to the GPU while"):
+    with pytest.raises(fq.FusedQuantError, match="static_scale: numbers cannot be copied to the GPU while"):
         with torch.cuda.graph(graph):
             fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)

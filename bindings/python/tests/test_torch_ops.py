@@ -211,6 +211,16 @@ def test_torch_compile_fullgraph_dynamic_has_no_graph_break_and_the_bytes_of_eag
     assert explained.graph_break_count == 0
 
 
+def test_numbers_in_a_compiled_function_become_constants_of_the_graph():
+    torch._dynamo.reset()
+
+    def f(x):
+        return fq.per_tensor_quant(x, 0.5)[0], fq.nvfp4_quantize(x, 6.0)[0]
+    x = act("cpu", rows=16)
+    for got, want in zip(torch.compile(f, fullgraph=True, dynamic=True, backend="aot_eager")(x), f(x)):
+        assert same_bytes(got, want)
+
+
 # ---- CUDA: the device runs these ----
 
 @cuda
@@ -240,7 +250,7 @@ def test_numbers_are_refused_during_capture_and_device_tensors_are_not():
     x = act("cuda")
     fq.per_tensor_quant(x, torch.tensor([0.5], device="cuda"))
     graph = torch.cuda.CUDAGraph()
-    with pytest.raises(fq.FusedQuantError, match="static_scale: a number cannot be copied"):
+    with pytest.raises(fq.FusedQuantError, match="static_scale: numbers cannot be copied to the GPU while"):
         with torch.cuda.graph(graph):
             fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
 
