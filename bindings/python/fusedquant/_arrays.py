@@ -121,9 +121,9 @@ def capturing(kind, device):
 
 
 def from_values(kind, device, values, name):
-    """A 1-D array of `values` on the device (for scalar inputs such as static_scale=0.5). A GPU copy goes
-    from pinned host memory, asynchronously on the current stream; the caller refuses numbers during CUDA-graph
-    capture (capturing()), where a copy would be baked into the graph with this call's values."""
+    """A 1-D array of `values` on the device (for scalar inputs such as static_scale=0.5). PyTorch copies from
+    pinned host memory, asynchronously on the current stream; CuPy copies synchronously. The caller refuses
+    numbers during CUDA-graph capture (capturing()), where a copy would be baked into the graph."""
     host = np.asarray(values, dtype=name).reshape(-1)
     if kind == "numpy":
         return host
@@ -134,12 +134,7 @@ def from_values(kind, device, values, name):
         return t if device < 0 else t.pin_memory().to(f"cuda:{device}", non_blocking=True)
     import cupy
     with cupy.cuda.Device(device):
-        pinned = cupy.cuda.alloc_pinned_memory(host.nbytes)
-        staged = np.frombuffer(pinned, host.dtype, host.size)
-        staged[...] = host
-        out = cupy.empty(host.shape, host.dtype)
-        out.set(staged, stream=cupy.cuda.get_current_stream())
-        return out
+        return cupy.asarray(host)  # CuPy's pinned pool does not follow streams: a synchronous copy
 
 
 def as_strided(kind, storage, shape, strides):
