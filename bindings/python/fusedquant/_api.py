@@ -155,8 +155,8 @@ def _workspace_size(h, desc, key, lin, lout):
 
 
 def device_numbers(key, kind, device, values, dtype):
-    """Numbers given for argument `key` as a new 1-D `dtype` array on the device: copied from pinned host memory
-    asynchronously on the current stream, and refused while that stream captures a CUDA graph (the graph would
+    """Numbers given for argument `key` as a new 1-D `dtype` array on the device (_arrays.from_values: PyTorch
+    from pinned host memory asynchronously on the current stream), refused while that stream captures a CUDA graph (the graph would
     keep this call's values; device arrays are read when the work runs)."""
     if _arrays.capturing(kind, device):
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: numbers cannot be copied to the GPU while its stream "
@@ -328,7 +328,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        out_dtype = output_type and scale_dtype = scale_type; enum values as members, ints or names
        ("silu", "per_group", "fp8_e4m3fn"; dtypes too); pointer attributes without "_pointer"
        (static_scale, scale_ub, row_prob, global_amax, moe_offsets, ...) as an array on x's device or
-       numbers, copied there (on a GPU from pinned memory, asynchronously; refused with INVALID_VALUE while the
+       numbers, copied there (PyTorch: from pinned memory, asynchronously; refused with INVALID_VALUE while the
        stream captures a CUDA graph: pass device arrays there). Unset attributes keep the library's defaults, except what the scheme and the
        scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
        out_dtype="fp4_e2m1", scale_dtype="e8m0"; "nvfp4" -> out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn";
