@@ -156,8 +156,8 @@ def _workspace_size(h, desc, key, lin, lout):
 
 def device_numbers(key, kind, device, values, dtype):
     """Numbers given for argument `key` as a new 1-D `dtype` array on the device (_arrays.from_values: PyTorch
-    from pinned host memory asynchronously on the current stream), refused while that stream captures a CUDA graph (the graph would
-    keep this call's values; device arrays are read when the work runs)."""
+    copies from pinned host memory asynchronously), refused while the stream captures a CUDA graph (the graph
+    would keep this call's values; device arrays are read when the work runs)."""
     if _arrays.capturing(kind, device):
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: numbers cannot be copied to the GPU while its stream "
                               "captures a CUDA graph; pass a device array")
