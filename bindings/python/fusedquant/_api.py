@@ -329,8 +329,8 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        ("silu", "per_group", "fp8_e4m3fn"; dtypes too); pointer attributes without "_pointer"
        (static_scale, scale_ub, row_prob, global_amax, moe_offsets, ...) as an array on x's device or
        numbers, copied there (PyTorch: from pinned memory, asynchronously; refused with INVALID_VALUE while the
-       stream captures a CUDA graph: pass device arrays there). Unset attributes keep the library's defaults, except what the scheme and the
-       scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
+       stream captures a CUDA graph: pass device arrays there). Unset attributes keep the library's defaults,
+       except what the scheme and the scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
        out_dtype="fp4_e2m1", scale_dtype="e8m0"; "nvfp4" -> out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn";
        scale_layout="packed_ue8m0" under per_group / per_token -> scale_dtype="e8m0",
        scale_rounding="pow2_ceil". Explicit values win; contradictory ones get the library's error.
