@@ -164,7 +164,9 @@ class DLPackOnly:
 
 
 def elements(a):
-    """uint8 NumPy bytes of a NumPy / torch / cupy result."""
+    """uint8 NumPy bytes of a NumPy / torch / cupy / JAX result."""
+    if type(a).__module__.partition(".")[0] in ("jax", "jaxlib"):
+        return np.asarray(a).view(np.uint8)
     return a.view(np.uint8) if isinstance(a, np.ndarray) else as_bytes(a)
 
 
@@ -199,3 +201,15 @@ def test_numbers_go_to_the_gpu_from_pinned_memory_and_are_refused_during_capture
     with pytest.raises(fq.FusedQuantError, match="static_scale: numbers cannot be copied to the GPU while"):
         with torch.cuda.graph(graph):
             fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
+
+
+def test_jax_arrays_come_back_as_jax_arrays_where_jax_imports_the_dtype():
+    """A JAX array (the device image has JAX) is read through DLPack; float32 scales come back as a JAX array,
+    values of an fp8 dtype JAX's DLPack import may lack come back DLPack-capable."""
+    jnp = pytest.importorskip("jax.numpy")
+    x_np = np.random.default_rng(4).standard_normal((8, 256)).astype(ml_dtypes.bfloat16)
+    q, s = fq.quantize(jnp.asarray(x_np), group_size=128)
+    want_q, want_s = fq.quantize(x_np, group_size=128)
+    assert type(s).__module__.partition(".")[0] in ("jax", "jaxlib")
+    assert np.array_equal(np.asarray(s), want_s) and hasattr(q, "__dlpack__")
+    assert np.array_equal(elements(q), want_q.view(np.uint8))
