@@ -339,7 +339,6 @@ private:
     uint64_t done_ = 0;
 };
 
-
 // The index and the shards agree: each tensor the index names is in the shard it names, and no tensor is in
 // two shards (the output's index could not say where it is).
 void check_index(const Checkpoint& ck, const std::vector<std::unique_ptr<SafetensorsReader>>& readers) {
@@ -355,6 +354,46 @@ void check_index(const Checkpoint& ck, const std::vector<std::unique_ptr<Safeten
             throw ToolError(std::string(kIndexName) + " puts \"" + kv.key() + "\" in " + kv.value().get<std::string>() +
                             (it == where.end() ? ", which does not hold it" : ", but it is in " + it->second));
     }
+}
+
+// The files of a checkpoint directory besides its shards, written to `out`: every other file of the input copied,
+// config.json with the quantization_config, ModelOpt's hf_quant_config.json for NVFP4, the updated index.
+// Returns their names.
+std::vector<std::string> write_directory_files(const Options& o, const Checkpoint& ck, const std::string& out,
+                                               const Converter& conv, const JsonMap& weight_map) {
+    std::vector<std::string> written;
+    std::string no_config_why;
+    const Json qc = quantization_config(o, conv.kept_modules, &no_config_why);
+    for (const std::string& name : ck.others) {
+        const std::string from = (fs::path(ck.dir) / name).string(), to = (fs::path(out) / name).string();
+        refuse_same_file(from, to);
+        if (name == "config.json" && !qc.is_null()) {
+            Json config = read_json_file<Json>(from);
+            config["quantization_config"] = qc;
+            write_file_atomically(to, config.dump(2) + "\n");
+        } else {
+            copy_file_atomically(from, to);
+        }
+        written.push_back(name);
+    }
+    for (const std::string& d : ck.subdirectories)
+        std::fprintf(stderr, "fq quantize-weights: %s/ not copied (a directory)\n", (fs::path(ck.dir) / d).c_str());
+    if (std::find(ck.others.begin(), ck.others.end(), "config.json") == ck.others.end())
+        no_config_why = "no config.json in " + ck.dir;
+    if (!no_config_why.empty())
+        std::fprintf(stderr, "fq quantize-weights: no quantization_config written (%s)\n", no_config_why.c_str());
+    if (o.scheme == FQ_SCHEME_NVFP4) {
+        write_file_atomically((fs::path(out) / "hf_quant_config.json").string(), modelopt_config(conv.kept_modules).dump(2) + "\n");
+        written.push_back("hf_quant_config.json");
+    }
+    if (ck.index.is_object()) {
+        JsonMap index = ck.index;
+        index["metadata"]["total_size"] = conv.tensor_bytes_out;
+        index["weight_map"] = weight_map;
+        write_file_atomically((fs::path(out) / kIndexName).string(), index.dump(2) + "\n");
+        written.push_back(kIndexName);
+    }
+    return written;
 }
 
 }  // namespace
@@ -415,7 +454,6 @@ int quantize_weights_main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress("quantize-weights", total, !args.has("quiet") && isatty(2), /*bytes=*/true);
     Converter conv(o, h, gpu, args.has("verbose"), progress);
-    JsonMap index = ck.index.is_object() ? ck.index : JsonMap::object();
     JsonMap weight_map = JsonMap::object();
     for (size_t i = 0; i < readers.size(); ++i) {
         const std::string out_path = ck.directory ? (fs::path(out_arg) / ck.shards[i]).string() : out_arg;
@@ -425,38 +463,8 @@ int quantize_weights_main(int argc, char** argv) {
     progress.update(total);
     progress.finish();
 
-    std::vector<std::string> written;  // the checkpoint files besides the shards
-    if (ck.directory) {
-        std::string no_config_why;
-        const Json qc = quantization_config(o, conv.kept_modules, &no_config_why);
-        for (const std::string& name : ck.others) {
-            const std::string from = (fs::path(ck.dir) / name).string(), to = (fs::path(out_arg) / name).string();
-            refuse_same_file(from, to);
-            if (name == "config.json" && !qc.is_null()) {
-                Json config = read_json_file<Json>(from);
-                config["quantization_config"] = qc;
-                write_file_atomically(to, config.dump(2) + "\n");
-            } else {
-                copy_file_atomically(from, to);
-            }
-            written.push_back(name);
-        }
-        for (const std::string& d : ck.subdirectories)
-            std::fprintf(stderr, "fq quantize-weights: %s/ not copied (a directory)\n", (fs::path(ck.dir) / d).c_str());
-        if (std::find(ck.others.begin(), ck.others.end(), "config.json") == ck.others.end())
-            no_config_why = "no config.json in " + ck.dir;
-        if (!no_config_why.empty()) std::fprintf(stderr, "fq quantize-weights: no quantization_config written (%s)\n", no_config_why.c_str());
-        if (o.scheme == FQ_SCHEME_NVFP4) {
-            write_file_atomically((fs::path(out_arg) / "hf_quant_config.json").string(), modelopt_config(conv.kept_modules).dump(2) + "\n");
-            written.push_back("hf_quant_config.json");
-        }
-        if (ck.index.is_object()) {
-            index["metadata"]["total_size"] = conv.tensor_bytes_out;
-            index["weight_map"] = weight_map;
-            write_file_atomically((fs::path(out_arg) / kIndexName).string(), index.dump(2) + "\n");
-            written.push_back(kIndexName);
-        }
-    }
+    const std::vector<std::string> written =
+        ck.directory ? write_directory_files(o, ck, out_arg, conv, weight_map) : std::vector<std::string>{};
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Totals& t = conv.totals;
     if (args.has("json")) {
