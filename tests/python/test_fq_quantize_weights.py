@@ -154,8 +154,10 @@ def test_sharded_checkpoint_round_trip(checkpoint, tmp_path, scheme):
     if scheme == "block2d":
         assert qc == {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
                       "weight_block_size": [128, 128], "modules_to_not_convert": kept_modules}
-    else:
-        assert qc["quant_method"] == "mxfp8" and qc["weight_block_size"] == [1, 32] and qc["scale_fmt"] == "e8m0"
+    else:  # ModelOpt's MXFP8 convention, in config.json and hf_quant_config.json
+        assert qc == {"quant_method": "modelopt", "quant_algo": "MXFP8", "group_size": 32, "exclude_modules": kept_modules}
+        hf = json.loads((dst / "hf_quant_config.json").read_text())["quantization"]
+        assert (hf["quant_algo"], hf["group_size"], hf["exclude_modules"]) == ("MXFP8", 32, kept_modules)
     for name in ("tokenizer.json", "generation_config.json"):
         assert (dst / name).read_bytes() == (src / name).read_bytes()
     assert not list(dst.glob("*fq-tmp*"))
@@ -169,6 +171,8 @@ def test_nvfp4_writes_modelopt_config_and_scales(checkpoint, tmp_path):
     hf = json.loads((dst / "hf_quant_config.json").read_text())
     assert hf["quantization"]["quant_algo"] == "NVFP4" and hf["quantization"]["group_size"] == 16
     assert "lm_head" in hf["quantization"]["exclude_modules"]
+    qc = json.loads((dst / "config.json").read_text())["quantization_config"]
+    assert (qc["quant_method"], qc["quant_algo"], qc["group_size"]) == ("modelopt", "NVFP4", 16)
     out = {n: t for s in SHARDS for n, t in read_safetensors(dst / s).items()}
     e2m1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
     for name in QUANTIZED:

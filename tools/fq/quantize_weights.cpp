@@ -46,11 +46,13 @@ Quantizes every 2-D BF16/F16 tensor whose name ends in "weight", except those --
                config.json: "quantization_config": {"quant_method": "fp8", "fmt": "e4m3",
                "activation_scheme": "dynamic", "weight_block_size": [128, 128]} (row layout only).
       mxfp8    values F8_E4M3 [M, K]; scales "<name>_scale", F8_E8M0, [M, ceil(K/32)].
-               Dequantize: w = q * 2^(scale - 127). config.json: "quant_method": "mxfp8".
+               Dequantize: w = q * 2^(scale - 127). ModelOpt's convention: hf_quant_config.json
+               {"quantization": {"quant_algo": "MXFP8", "group_size": 32, ...}}, and in config.json.
       nvfp4    values U8 [M, K/2] (two e2m1 per byte, element 2i in the low nibble); block scales
                "<name>_scale", F8_E4M3 [M, ceil(K/16)]; tensor scale "<name>_scale_2", F32 scalar =
                global_amax / (448 * 6). Dequantize: w = e2m1(q) * scale * scale_2 (ModelOpt's names);
-               hf_quant_config.json: {"quantization": {"quant_algo": "NVFP4", "group_size": 16, ...}}.
+               hf_quant_config.json: {"quantization": {"quant_algo": "NVFP4", "group_size": 16, ...}},
+               and in config.json.
   --out-type e4m3fn|e5m2         block2d value type (default e4m3fn)
   --scale-layout row|col         block2d scale order (default row)
   --pow2                         block2d: round scales up to powers of two (docs/spec.md §3.2 POW2_CEIL)
@@ -252,21 +254,22 @@ Json quantization_config(const Options& o, const std::vector<std::string>& kept,
              {"fmt", o.out == FQ_TYPE_FP8_E5M2 ? "e5m2" : "e4m3"},
              {"activation_scheme", "dynamic"},
              {"weight_block_size", {128, 128}}};
-    } else if (o.scheme == FQ_SCHEME_MXFP8) {
-        q = {{"quant_method", "mxfp8"}, {"fmt", "e4m3"}, {"scale_fmt", "e8m0"}, {"activation_scheme", "dynamic"},
-             {"weight_block_size", {1, 32}}};
-    } else {
-        q = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"group_size", 16}};
+    } else {  // ModelOpt's names for the microscaling formats: MXFP8 (E8M0 per 32), NVFP4 (E4M3 per 16 + fp32)
+        q = {{"quant_method", "modelopt"},
+             {"quant_algo", o.scheme == FQ_SCHEME_MXFP8 ? "MXFP8" : "NVFP4"},
+             {"group_size", o.scheme == FQ_SCHEME_MXFP8 ? 32 : 16}};
     }
-    if (!kept.empty()) q[o.scheme == FQ_SCHEME_NVFP4 ? "exclude_modules" : "modules_to_not_convert"] = kept;
+    if (!kept.empty()) q[o.scheme == FQ_SCHEME_BLOCK_2D ? "modules_to_not_convert" : "exclude_modules"] = kept;
     return q;
 }
 
-// ModelOpt's hf_quant_config.json for an NVFP4 checkpoint.
-Json modelopt_config(const std::vector<std::string>& kept) {
-    return {{"producer", {{"name", "fq quantize-weights"}, {"version", std::to_string(fqGetVersion())}}},
-            {"quantization", {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", nullptr}, {"group_size", 16},
-                              {"exclude_modules", kept}}}};
+// ModelOpt's hf_quant_config.json (MXFP8, NVFP4), which vLLM and TensorRT-LLM read to recognise the checkpoint.
+Json modelopt_config(const Json& quantization_config) {
+    Json q = {{"quant_algo", quantization_config["quant_algo"]},
+              {"kv_cache_quant_algo", nullptr},
+              {"group_size", quantization_config["group_size"]},
+              {"exclude_modules", quantization_config.value("exclude_modules", Json::array())}};
+    return {{"producer", {{"name", "fq quantize-weights"}, {"version", std::to_string(fqGetVersion())}}}, {"quantization", q}};
 }
 
 struct Totals {
@@ -357,7 +360,7 @@ void check_index(const Checkpoint& ck, const std::vector<std::unique_ptr<Safeten
 }
 
 // The files of a checkpoint directory besides its shards, written to `out`: every other file of the input copied,
-// config.json with the quantization_config, ModelOpt's hf_quant_config.json for NVFP4, the updated index.
+// config.json with the quantization_config, ModelOpt's hf_quant_config.json for MXFP8 and NVFP4, the updated index.
 // Returns their names.
 std::vector<std::string> write_directory_files(const Options& o, const Checkpoint& ck, const std::string& out,
                                                const Converter& conv, const JsonMap& weight_map) {
@@ -382,8 +385,8 @@ std::vector<std::string> write_directory_files(const Options& o, const Checkpoin
         no_config_why = "no config.json in " + ck.dir;
     if (!no_config_why.empty())
         std::fprintf(stderr, "fq quantize-weights: no quantization_config written (%s)\n", no_config_why.c_str());
-    if (o.scheme == FQ_SCHEME_NVFP4) {
-        write_file_atomically((fs::path(out) / "hf_quant_config.json").string(), modelopt_config(conv.kept_modules).dump(2) + "\n");
+    if (o.scheme != FQ_SCHEME_BLOCK_2D) {
+        write_file_atomically((fs::path(out) / "hf_quant_config.json").string(), modelopt_config(qc).dump(2) + "\n");
         written.push_back("hf_quant_config.json");
     }
     if (ck.index.is_object()) {
