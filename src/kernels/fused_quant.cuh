@@ -4,6 +4,8 @@
 //                     rounding mode, MoE layout and routing probability
 //   plain_quant.cuh   16 outputs a thread for FP32 intermediates without a MoE layout, where the problem fills
 //                     the GPU; its forms for swizzled and large column-major scale buffers
+//   decode_quant.cuh  the general kernel's tiles for plain per-group problems below one wave on sm_90 (decode and
+//                     small prefill): addresses before the wait for the previous kernel, a straight path after
 //   token_quant.cuh   per-token: one block per row, amax pass, block reduction, quantize pass
 //   tensor_amax.cuh   the amax of the whole tensor (per-tensor dynamic; NVFP4's global amax)
 //   group_launch.cuh  which per-group kernel runs a problem, and its launch

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "blocks/host.cuh"
+#include "decode_quant.cuh"
 #include "group_quant.cuh"
 #include "plain_quant.cuh"
 #include "tensor_amax.cuh"
@@ -56,10 +57,15 @@ fqStatus_t run_group_for(const LaunchArgs& a) {
     const int64_t wave = resident_blocks(a);
     const bool wide = c.rows * ceil_div(c.cols, int64_t(kPlainTile)) >= (a.wide_tile_min < 0 ? wave : a.wide_tile_min);
     const bool plain_kernel = c.plain() && wide;
+    // Below that, on sm_90 (programmatic dependent launch) the decode kernel where it runs the problem.
+    const bool decode_kernel = kVec && kPdl && !wide && decode_runs(c);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
         FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, c.fp32_intermediates())));
         const bool mx = is_microscaling(c.scheme);
+        if constexpr (kVec && kPdl) {
+            if (decode_kernel) return mx ? launch_decode_quant<S, kHwCvt, true>(a, p) : launch_decode_quant<S, kHwCvt, false>(a, p);
+        }
         const auto launch_quant = plain_kernel ? (mx ? launch_group_quant<S, kVec, kHwCvt, true, kPdl, true>
                                                      : launch_group_quant<S, kVec, kHwCvt, true, kPdl, false>)
                                                : (mx ? launch_group_quant<S, kVec, kHwCvt, false, kPdl, true>
