@@ -8,7 +8,9 @@ time to return from the call (the work is enqueued), the stream synchronised eve
   fq.quantize uncached   the same with fusedquant.clear_cache() before each call (descriptor, layouts, queries
                          and plan made again: what every call cost before the cache; --calls / 10 calls)
   Plan.run               a fusedquant.Plan made once, run on preallocated buffers: the floor of the binding
-  torch.ops.fusedquant   fusedquant's torch op, when torch.ops.fusedquant has one (issue 47 item 2)
+  torch.ops.fusedquant.quantize, fq.silu_and_mul_quant
+                         fusedquant's torch operator (config string) and its functional name, where the package
+                         registers them (fusedquant.torch_ops, issue 47 item 2)
   aten.silu              torch.ops.aten.silu on the same input: what a torch op's dispatch costs
   empty_launch           torch.cuda._sleep(0): a kernel launch through torch's binding, the floor in Python
 
@@ -47,17 +49,19 @@ def time_calls(call, calls, sync=lambda: None):
     return {"calls": calls, "p10_us": q(0.1), "median_us": statistics.median(us), "p90_us": q(0.9)}
 
 
-def fusedquant_torch_op():
-    """A callable of fusedquant's torch op for this problem, or None when torch.ops.fusedquant has none."""
-    import torch
-    ns = getattr(torch.ops, "fusedquant", None)
-    for name in ("silu_and_mul_quant", "quantize"):
-        try:
-            op = getattr(ns, name)
-        except (AttributeError, RuntimeError):
-            continue
-        return name, op
-    return None
+def fusedquant_torch_ops():
+    """(name, callable) of fusedquant's torch operator and its functional name for this problem, where the package
+    has them (fusedquant.torch_ops registers torch.ops.fusedquant.*); [] otherwise."""
+    try:
+        import fusedquant.torch_ops  # noqa: F401
+        import torch
+        op = torch.ops.fusedquant.quantize
+    except (ImportError, AttributeError, RuntimeError) as e:
+        print(f"bench_host_overhead.py: no torch.ops.fusedquant ({e})", file=sys.stderr)
+        return []
+    config = f"activation=silu;gate_layout=split;group_size={GROUP}"
+    return [("torch.ops.fusedquant.quantize", lambda x: op(x, config)),
+            ("fq.silu_and_mul_quant", lambda x: fq.silu_and_mul_quant(x, group_size=GROUP))]
 
 
 def cuda_rows(calls):
@@ -84,13 +88,11 @@ def cuda_rows(calls):
     s = torch.empty(plan.scale_buffer_size, device="cuda", dtype=torch.uint8)
     stream = torch.cuda.current_stream().cuda_stream
     add("Plan.run", lambda: plan.run(x.data_ptr(), y.data_ptr(), s.data_ptr(), plan.scale_buffer_size, 0, 0, stream))
-    op = fusedquant_torch_op()
-    if op:
-        name, fn = op
+    for name, fn in fusedquant_torch_ops():
         try:
-            add(f"torch.ops.fusedquant.{name}", lambda: fn(x, group_size=GROUP))
-        except Exception as e:  # an op of another signature: say so, measure the rest
-            print(f"bench_host_overhead.py: torch.ops.fusedquant.{name} not timed: {e}", file=sys.stderr)
+            add(name, lambda fn=fn: fn(x))
+        except Exception as e:  # say so, and measure the rest
+            print(f"bench_host_overhead.py: {name} not timed: {e}", file=sys.stderr)
     return torch.cuda.get_device_name(), rows
 
 
