@@ -36,6 +36,11 @@ static_assert(int(RepackBatching::BlocksToStacked) == FQ_SCALE_REPACK_BLOCKS_TO_
 
 namespace {
 
+// What the dispatcher reads of a handle: the facts fqCreate cached and the handle's options.
+DeviceFacts device_facts(const fqContext& h) {
+    return DeviceFacts{h.arch, h.sm_count, h.allow_pdl != 0, h.wide_tile_min};
+}
+
 #define FQ_DESC_ATTR(ID, member, type, lo, hi) \
     Attr { ID, #ID, AttrType::type, offsetof(fqQuantDescOpaque, member), true, lo, hi }
 
@@ -219,8 +224,9 @@ fqStatus_t quantize(const QuantObjects& o, OpConfig& c, const void* input, void*
             if (p) FQ_TRY(cuda_check_pointer(arg, p, h.device));
     }
     c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
+    c.scales_aligned = aligned16(scales);
     const Variant* v = nullptr;
-    FQ_TRY(select_variant(h.backend, h.arch, h.variant, c, &v));
+    FQ_TRY(select_variant(h.backend, device_facts(h), h.variant, c, &v));
     // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
     const size_t needed_workspace = workspace_bytes(c, h.backend);
     if (needed_workspace > workspace_size)
@@ -231,9 +237,8 @@ fqStatus_t quantize(const QuantObjects& o, OpConfig& c, const void* input, void*
     if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
         return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
     if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, h.device));
-    return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
-                             reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
-                             h.wide_tile_min});
+    return v->run(v->form, LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
+                                      reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0});
 }
 
 // ---- Scale repack ----------------------------------------------------------------------------------
@@ -492,7 +497,7 @@ fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLay
         OpConfig c;
         FQ_TRY(configure(handle, desc, in, out, &o, &c));
         const Variant* v = nullptr;  // a problem no variant runs has no workspace size either
-        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
+        FQ_TRY(select_variant(o.handle.backend, device_facts(o.handle), o.handle.variant, c, &v));
         *size = workspace_bytes(c, o.handle.backend);
         return FQ_STATUS_SUCCESS;
     });
@@ -506,8 +511,8 @@ fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_
         OpConfig c;
         FQ_TRY(configure(handle, desc, in, out, &o, &c));
         const Variant* v = nullptr;
-        FQ_TRY(select_variant(o.handle.backend, o.handle.arch, o.handle.variant, c, &v));
-        copy_name(v->name, variant_name, capacity);
+        FQ_TRY(select_variant(o.handle.backend, device_facts(o.handle), o.handle.variant, c, &v));
+        copy_name(v->name.c_str(), variant_name, capacity);
         return FQ_STATUS_SUCCESS;
     });
 }

@@ -24,7 +24,7 @@ namespace fq::cuda {
 // by 2 and not by 4 (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM
 // slots while the others work. Not gated, a 2-warp block has too little work: blocks finish faster than they
 // launch, so those keep 4 warps (docs/design-notes.md).
-constexpr int kPlainTile = kThreads * 16;
+// (kPlainTile, the 2048 outputs: src/common/kernel_shapes.h.)
 
 inline int plain_block_threads(int64_t cols, bool gated) {
     const int64_t warps = ceil_div(cols, int64_t(512));
@@ -128,10 +128,10 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
 // path (launch_group_quant).
 // 8 rows: whole sectors (4 rows, half sectors, do not help). Where plain_quant has no trouble this kernel is
-// slightly slower, so launch_group_quant takes it only for scale buffers past kColumnRunMinBytes, between the
-// largest that run well with plain_quant and the smallest that do not (docs/design-notes.md).
+// slightly slower, so the dispatcher takes it only for scale buffers past kColumnRunMinBytes
+// (src/common/kernel_shapes.h), between the largest that run well with plain_quant and the smallest that do not
+// (docs/design-notes.md).
 constexpr int kColumnRunRows = 8, kColumnRunThreads = 32 * kColumnRunRows;
-constexpr int64_t kColumnRunMinBytes = int64_t(6) << 20;
 
 template <class S, bool kHwCvt>
 __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColumnRunRows) plain_quant_column_runs(const Params p) {
