@@ -3,7 +3,7 @@
 namespace fq {
 
 // Built on first use and never destroyed, so that the entry points work from the caller's atexit handlers
-// and static destructors.
+// and static destructors; first used when the library loads (below), so that no call allocates it.
 const std::vector<Variant>& variant_table() {
     static const std::vector<Variant>* const table = [] {
         auto* t = new std::vector<Variant>;
@@ -13,6 +13,10 @@ const std::vector<Variant>& variant_table() {
     }();
     return *table;
 }
+
+namespace {
+[[maybe_unused]] const std::vector<Variant>& kBuiltAtLoad = variant_table();
+}  // namespace
 
 std::vector<const Variant*> variants_for(Backend b, int arch) { return variants_in(variant_table(), b, arch); }
 
