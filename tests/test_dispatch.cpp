@@ -50,8 +50,12 @@ std::string chosen(const OpConfig& c, const DeviceFacts& d = kH100, int pinned =
 }  // namespace
 
 TEST_CASE("dispatch on sm_90 x 132 SMs: each kernel skeleton is chosen by name for its representative problem") {
-    // Decode: one row of 7168 outputs is 4 plain tiles, far below one wave: the general kernel.
-    CHECK(chosen(problem(1, 7168)) == "sm90.group");
+    // Decode: one row of 7168 outputs is 4 plain tiles, far below one wave: the decode kernel.
+    CHECK(chosen(problem(1, 7168)) == "sm90.decode");
+    CHECK(chosen(problem(1, 7168, Scheme::Mxfp8, 32, ScaleLayout::Swizzled128x4)) == "sm90.decode");
+    // Below one wave where the decode kernel does not run (NVFP4, per-tensor, MoE): the general kernel.
+    CHECK(chosen(problem(1, 7168, Scheme::Nvfp4, 16, ScaleLayout::Swizzled128x4)) == "sm90.group");
+    CHECK(chosen(problem(1, 7168, Scheme::PerTensorDynamic)) == "sm90.group");
     // Prefill: 16384 x 7168 fills the GPU: the plain kernel.
     CHECK(chosen(problem(16384, 7168)) == "sm90.plain");
     // MXFP8 into 128x4-swizzled scales, large: the plain kernel's swizzled form.
@@ -89,11 +93,12 @@ TEST_CASE("dispatch: the plain kernels' thresholds are one wave of tiles, the 6 
     // 2048 outputs = one plain tile a row: 1584 rows are one wave on 132 SMs (12 blocks an SM).
     CHECK(cuda::one_wave(132) == 1584);
     CHECK(chosen(problem(1584, 2048)) == "sm90.plain");
-    CHECK(chosen(problem(1583, 2048)) == "sm90.group");
+    CHECK(chosen(problem(1583, 2048)) == "sm90.decode");
+    CHECK(chosen(problem(1583, 2048, Scheme::PerTensorDynamic)) == "sm90.group");
     // FQ_HANDLE_WIDE_TILE_MIN replaces the wave: 0 and 1 take the plain kernel for any problem (0 also the
     // column-run form below 6 MB).
     CHECK(chosen(problem(1, 7168), {90, 132, true, 1}) == "sm90.plain");
-    CHECK(chosen(problem(1583, 2048), {90, 132, true, 2000}) == "sm90.group");
+    CHECK(chosen(problem(1583, 2048), {90, 132, true, 2000}) == "sm90.decode");
     // 16384 x 7168 column-major: 3.7 MB of scales, below kColumnRunMinBytes: the plain kernel.
     const OpConfig col = problem(16384, 7168, Scheme::PerGroup, 128, ScaleLayout::ColMajor);
     REQUIRE(col.scales.bytes <= cuda::kColumnRunMinBytes);
@@ -118,12 +123,14 @@ TEST_CASE("dispatch: the plain kernels' thresholds are one wave of tiles, the 6 
 }
 
 TEST_CASE("dispatch: each architecture family names its own entries; sm_100 runs the sm90 kernels as sm100.*") {
-    CHECK(chosen(problem(1, 7168), kB200) == "sm100.group");
+    CHECK(chosen(problem(1, 7168), kB200) == "sm100.decode");
     CHECK(chosen(problem(16384, 7168), kB200) == "sm100.plain");
     CHECK(chosen(problem(16384, 7168, Scheme::Mxfp8, 32, ScaleLayout::Swizzled128x4), kB200) == "sm100.plain.swizzled");
     CHECK(chosen(problem(7168, 2048, Scheme::Block2D, 128, ScaleLayout::RowMajor, Act::Identity), kB200) == "sm100.block2d");
     CHECK(chosen(problem(16384, 7168), {89, 128, true, -1}) == "sm89.plain");
+    // The decode kernel needs programmatic dependent launch: sm_89 and sm_80 run the general kernel.
     CHECK(chosen(problem(1, 7168), {89, 128, true, -1}) == "sm89.group");
+    CHECK(chosen(problem(1, 7168), {80, 108, true, -1}) == "sm80.group");
     CHECK(chosen(problem(128, 7168, Scheme::PerToken), {80, 108, true, -1}) == "sm80.token");
     CHECK(chosen(problem(16384, 18432, Scheme::PerGroup, 128, ScaleLayout::ColMajor), {80, 108, true, -1}) ==
           "sm80.plain.column_runs");
@@ -147,6 +154,7 @@ TEST_CASE("dispatch: a pinned entry runs whatever its kernel runs, whatever the 
     };
     CHECK(chosen(problem(1, 7168), kH100, index_of("sm90.plain")) == "sm90.plain");
     CHECK(chosen(problem(16384, 7168), kH100, index_of("sm90.group")) == "sm90.group");
+    CHECK(chosen(problem(16384, 7168), kH100, index_of("sm90.decode")) == "sm90.decode");
     const std::string refused = chosen(problem(1, 7168), kH100, index_of("sm90.plain.swizzled"));
     CHECK(refused.find("FQ_HANDLE_VARIANT") != std::string::npos);
     CHECK(refused.find("sm90.plain.swizzled") != std::string::npos);

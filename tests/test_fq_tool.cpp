@@ -1,6 +1,7 @@
 // The fq command line on the host backend: quantize-weights round-trips a small checkpoint made here (every
 // quantized tensor equals fqQuantize's bytes, every other tensor is copied unchanged), the .safetensors
 // and JSON code it is built on, and fq bench's sweeps (what each case measures and counts, no GPU needed).
+#include <glob.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,8 +70,7 @@ std::string temp_path(const std::string& name) {
 void write_checkpoint(const std::string& path, const std::vector<Tensor>& ts) {
     SafetensorsWriter w;
     for (const Tensor& t : ts) w.declare(t.name, t.dtype, t.shape, t.data.size());
-    Json meta = Json::make_object();
-    meta.set("format", Json::of(std::string("pt")));
+    const fqtool::JsonMap meta = {{"format", "pt"}};
     w.begin(path, meta);
     for (const Tensor& t : ts) w.write_next(t.name, t.data.data(), t.data.size());
     w.finish();
@@ -121,9 +121,8 @@ TEST_CASE("fq quantize-weights (block2d) writes fqQuantize's bytes and <name>_sc
         REQUIRE(run_fq("\"" + in + "\" \"" + out + "\" --backend host --quiet --scale-layout " + layout) == 0);
         SafetensorsReader r(out);
         CHECK(r.tensors().size() == ts.size() + 2);  // two weights quantized, each with one scale tensor
-        REQUIRE(r.metadata().find("format") != nullptr);
-        CHECK(r.metadata().at("format").as_string() == "pt");
-        CHECK(r.metadata().at("fq_quantization").as_string().find("block2d") != std::string::npos);
+        CHECK(r.metadata().value("format", "") == "pt");
+        CHECK(r.metadata().value("fq_quantization", "").find("block2d") != std::string::npos);
         check_copied(r, ts[0]);  // embed: skipped by name
         check_copied(r, ts[3]);  // int32
         check_copied(r, ts[4]);  // 1-D norm
@@ -150,7 +149,7 @@ TEST_CASE("fq quantize-weights (block2d) writes fqQuantize's bytes and <name>_sc
     std::remove(out.c_str());
 }
 
-TEST_CASE("fq quantize-weights writes MXFP8 (U8 E8M0 scales) and NVFP4 (packed e2m1, e4m3 scales, scale_2)") {
+TEST_CASE("fq quantize-weights writes MXFP8 (F8_E8M0 scales) and NVFP4 (packed e2m1, e4m3 scales, scale_2)") {
     const auto ts = small_checkpoint();
     const std::string in = temp_path("in2.safetensors"), out = temp_path("out2.safetensors");
     write_checkpoint(in, ts);
@@ -163,7 +162,7 @@ TEST_CASE("fq quantize-weights writes MXFP8 (U8 E8M0 scales) and NVFP4 (packed e
         const auto* s = r.find(t.name + "_scale");
         REQUIRE(q != nullptr);
         REQUIRE(s != nullptr);
-        CHECK(s->dtype == "U8");
+        CHECK(s->dtype == "F8_E8M0");
         CHECK(s->shape == std::vector<int64_t>{300, 7});
         CHECK(r.read(*q) == e.values);
         CHECK(r.read(*s) == e.scales);
@@ -216,19 +215,6 @@ TEST_CASE("fq quantize-weights refuses bad arguments and broken files with a mes
     std::remove(bad.c_str());
 }
 
-TEST_CASE("the JSON parser reads a safetensors header and writes it back the same") {
-    const std::string text =
-        R"({"__metadata__":{"format":"pt","note":"a \"quoted\" \u00e9"},"w":{"dtype":"BF16","shape":[2,3],)"
-        R"("data_offsets":[0,12]},"big":{"dtype":"U8","shape":[],"data_offsets":[9007199254740993,9007199254740993]}})";
-    const Json j = fqtool::parse_json(text);
-    CHECK(j.at("w").at("shape").array[1].as_int() == 3);
-    CHECK(j.at("big").at("data_offsets").array[0].as_int() == 9007199254740993LL);  // past 2^53, exact
-    CHECK(j.at("__metadata__").at("note").as_string() == "a \"quoted\" \xc3\xa9");
-    CHECK(fqtool::to_json(fqtool::parse_json(fqtool::to_json(j))) == fqtool::to_json(j));
-    CHECK_THROWS_AS(fqtool::parse_json("{\"a\": [1, 2}"), std::runtime_error);
-    CHECK_THROWS_AS(fqtool::parse_json("{} x"), std::runtime_error);
-}
-
 // ---- fq bench's sweeps (tools/fq/bench_case.*): no GPU needed ------------------------------------------------
 
 namespace {
@@ -236,7 +222,7 @@ namespace {
 std::vector<fqtool::BenchCase> sweep(const std::string& line) {
     std::vector<std::string> words;
     for (const std::string& w : fqtool::split(line, ' ')) words.push_back(w);
-    return fqtool::expand_sweep(fqtool::Args(words, fqtool::bench_flags()));
+    return fqtool::expand_sweep(fqtool::Args(words, fqtool::bench_options()));
 }
 
 int64_t sum(const std::vector<int32_t>& v) {
@@ -432,6 +418,111 @@ std::string dotted(uint32_t v) {
 
 }  // namespace
 
+namespace {
+
+// A .safetensors file of a literal header and `data_bytes` zero bytes: what a broken writer could leave.
+void write_raw(const std::string& path, const std::string& header, size_t data_bytes) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
+    std::fwrite(len, 1, 8, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    const std::vector<uint8_t> zeros(data_bytes);
+    std::fwrite(zeros.data(), 1, zeros.size(), f);
+    std::fclose(f);
+}
+
+std::string file_text(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+}  // namespace
+
+TEST_CASE("fq quantize-weights refuses, with a message and exit != 0, a file the reference safetensors refuses") {
+    // Each header fails one of the checks of safetensors' Metadata::validate; the message names it.
+    const std::string w = R"("w":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]})";
+    const struct {
+        const char* what;
+        std::string header;
+        size_t data;
+        const char* message;
+    } cases[] = {
+        {"duplicate key", "{" + w + "," + w + "}", 8, "tensor \"w\" appears twice in the header"},
+        {"overlapping offsets", "{" + w + R"(,"v":{"dtype":"BF16","shape":[2],"data_offsets":[4,8]}})", 8, "overlap"},
+        {"a gap between tensors", "{" + w + R"(,"v":{"dtype":"U8","shape":[2],"data_offsets":[10,12]}})", 12, "leave a gap"},
+        {"offsets past the end", "{" + w + "}", 6, "offsets past the end of the file"},
+        {"bytes after the last tensor", "{" + w + "}", 12, "the tensors cover 8 bytes of a data section of 12"},
+        {"byte count and shape disagree", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})", 8,
+         "shape and dtype need 16 bytes, data_offsets give 8"},
+        {"unknown dtype", R"({"w":{"dtype":"F12","shape":[2,2],"data_offsets":[0,8]}})", 8, "unknown dtype \"F12\""},
+        {"negative dimension", R"({"w":{"dtype":"U8","shape":[-8],"data_offsets":[0,8]}})", 8, "not a non-negative integer"},
+        {"end before begin", R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}})", 8, "end before they begin"},
+    };
+    const std::string in = temp_path("broken.safetensors"), out = temp_path("broken-out.safetensors");
+    for (const auto& c : cases) {
+        const std::string what = c.what;
+        CAPTURE(what);
+        std::remove(out.c_str());
+        write_raw(in, c.header, c.data);
+        CHECK_THROWS_WITH_AS(SafetensorsReader{in}, doctest::Contains(c.message), std::runtime_error);
+        const FqRun r = fq_output("quantize-weights \"" + in + "\" \"" + out + "\" --backend host --quiet");
+        CHECK(r.status != 0);
+        CHECK_MESSAGE(r.out.find(c.message) != std::string::npos, r.out);
+        CHECK_FALSE(exists(out));
+    }
+    std::remove(in.c_str());
+}
+
+TEST_CASE("fq quantize-weights never overwrites its input: IN == OUT by path, by link, and a failed run") {
+    const std::string in = temp_path("keep-in.safetensors");
+    write_checkpoint(in, small_checkpoint());
+    const std::string before = file_text(in);
+    const std::string dir = in.substr(0, in.rfind('/'));
+    const std::string hard = temp_path("keep-hard.safetensors"), sym = temp_path("keep-sym.safetensors");
+    REQUIRE(::link(in.c_str(), hard.c_str()) == 0);
+    REQUIRE(::symlink(in.c_str(), sym.c_str()) == 0);
+    const std::string dotted_path = dir + "/../" + dir.substr(dir.rfind('/') + 1) + in.substr(in.rfind('/'));
+    for (const std::string& out : {in, dotted_path, hard, sym}) {
+        CAPTURE(out);
+        const FqRun r = fq_output("quantize-weights \"" + in + "\" \"" + out + "\" --backend host --quiet");
+        CHECK(r.status == 2);
+        CHECK_MESSAGE(r.out.find("never overwrites its input") != std::string::npos, r.out);
+        CHECK(file_text(in) == before);
+    }
+    // A run that fails leaves an existing OUT as it was and no temporary file beside it.
+    const std::string bad = temp_path("keep-bad.safetensors"), out = temp_path("keep-out.safetensors");
+    write_raw(bad, R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})", 8);
+    {
+        std::ofstream(out) << "an older output";
+    }
+    CHECK(fq_output("quantize-weights \"" + bad + "\" \"" + out + "\" --backend host --quiet").status != 0);
+    CHECK(file_text(out) == "an older output");
+    glob_t temps{};
+    CHECK(::glob((out + ".fq-tmp-*").c_str(), 0, nullptr, &temps) == GLOB_NOMATCH);
+    ::globfree(&temps);
+    for (const std::string& p : {in, hard, sym, bad, out}) std::remove(p.c_str());
+}
+
+TEST_CASE("fq's arguments (CLI11): --name value, --name=value, the last of a repeated option, flags, positionals") {
+    const fqtool::OptionSpec spec = {{"scheme", "keep"}, {"quiet"}};
+    const fqtool::Args a({"in", "--scheme", "mxfp8", "--keep=a|b", "--quiet", "out", "--scheme", "nvfp4"}, spec);
+    CHECK(a.get("scheme") == "nvfp4");
+    CHECK(a.get("keep") == "a|b");
+    CHECK(a.has("quiet"));
+    CHECK(a.positional() == std::vector<std::string>{"in", "out"});
+    CHECK_FALSE(fqtool::Args({"in"}, spec).has("quiet"));
+    CHECK_THROWS_WITH_AS(fqtool::Args({"--scheme"}, spec), "option --scheme needs a value", fqtool::ToolError);
+    CHECK_THROWS_WITH_AS(fqtool::Args({"--kep", "x"}, spec), "unknown option --kep (did you mean --keep?) (see --help)",
+                         fqtool::ToolError);
+    const FqRun r = fq_output("quantize-weights a b --skep embed");
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.out.find("unknown option --skep (did you mean --skip?)") != std::string::npos, r.out);
+}
+
 TEST_CASE("fq --version, -V and version print the library's version and the header's fq was built with") {
     const std::string expected =
         "libfusedquant " + dotted(fqGetVersion()) + " (fq built with header " + dotted(FQ_VERSION_NUMBER) + ")\n";
@@ -498,13 +589,10 @@ TEST_CASE("a mistyped option, value or command suggests the closest valid one") 
 TEST_CASE("fq bench --csv: rows of different keys (NVFP4's global_amax) share one header, the union of keys") {
     // Rows as fq bench writes them: a per-group row, an NVFP4 row with global_amax, another per-group row.
     auto row = [](const std::string& scheme, bool nvfp4) {
-        Json o = Json::make_object();
-        o.set("tokens", Json::of(int64_t(256)));
-        o.set("scheme", Json::of(scheme));
-        o.set("pdl", Json::of(int64_t(0)));
-        if (nvfp4) o.set("global_amax", Json::of(std::string("device")));
-        o.set("moe", Json::of(std::string("none")));
-        o.set("status", Json::of(std::string("ok, \"quoted\"")));
+        Json o = {{"tokens", 256}, {"scheme", scheme}, {"pdl", 0}};
+        if (nvfp4) o["global_amax"] = "device";
+        o["moe"] = "none";
+        o["status"] = "ok, \"quoted\"";
         return o;
     };
     std::ostringstream out;

@@ -1,6 +1,10 @@
 // The one-call entry points (fqQuantizeSimple, fqQuantizeDLPack) against the descriptor route they stand for:
 // the same bytes for good inputs, the same status and message for bad ones; and the checks DLPack tensors add.
+#ifdef FQ_OWN_DLPACK_LAYOUT  // no DLPack header on the build machine: the library's own declarations
+#include "api/dlpack_layout.h"
+#else
 #include <dlpack/dlpack.h>
+#endif
 
 #include <cstring>
 #include <functional>

@@ -18,7 +18,8 @@
 # quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes
 #   (FQ_QUICK_VARIANTS=a,b: those variants side by side; default the dispatcher's choice).
 # FQ_BUILD_TARGET=fq builds only the library and the fq tool (the bench and profile stages need no more).
-# Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage.
+# Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage, and
+# tools/.device-deps (tools/stage-tool-deps.sh: CLI11 and nlohmann-json headers) where the image lacks them for fq.
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-$PWD/gpu-out}
@@ -28,7 +29,9 @@ jobs=$(nproc)
 status=0
 
 echo "== build (sm_${arch})"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" >"$out/build.log" 2>&1 &&
+deps=()
+[[ -d tools/.device-deps ]] && deps=(-DCMAKE_PREFIX_PATH="$PWD/tools/.device-deps")
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" "${deps[@]}" >"$out/build.log" 2>&1 &&
   cmake --build build-gpu -j"$jobs" ${FQ_BUILD_TARGET:+--target $FQ_BUILD_TARGET} >>"$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/device.txt" 2>&1

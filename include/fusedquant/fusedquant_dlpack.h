@@ -12,7 +12,9 @@
 #ifndef FUSEDQUANT_DLPACK_H
 #define FUSEDQUANT_DLPACK_H
 
+#ifndef FQ_DLPACK_LAYOUT_DECLARED /* defined by a build that declares DLPack's types itself */
 #include <dlpack/dlpack.h>
+#endif
 
 #include "fusedquant.h"
 

@@ -1,9 +1,12 @@
-// fqQuantizeDLPack: DLPack tensors (DLPack 0.6's DLTensor, Debian's libdlpack-dev) turned into the one-call
+// fqQuantizeDLPack: DLPack tensors (DLPack 0.6's DLTensor: Debian's libdlpack-dev, or dlpack_layout.h) turned into the one-call
 // problem of fqQuantizeSimple. This file checks only what a DLTensor adds (NULL tensors, device, rank, dtype,
 // strides, byte offset); shapes, enums and buffers are then checked by the descriptor route (one_call.h).
 #include <cstdint>
 #include <string>
 
+#ifdef FQ_OWN_DLPACK_LAYOUT  // no DLPack header on the build machine (CMakeLists.txt)
+#include "dlpack_layout.h"
+#endif
 #include "fusedquant/fusedquant_dlpack.h"
 
 #include "../common/types.h"

@@ -67,6 +67,15 @@ std::string refuse_plain_column_runs(const OpConfig& c) {
     return {};
 }
 
+// The decode kernel: a scale per group of 32-128 outputs (per-group, MXFP8, MXFP4), 16-byte IO.
+std::string refuse_decode(const OpConfig& c) {
+    std::string why = refuse_plain<true>(c);
+    if (!why.empty()) return why;
+    if (is_per_tensor(c.scheme)) return "runs a scale per group (per-group and microscaling schemes)";
+    if (c.scheme == Scheme::Nvfp4) return "has no form for NVFP4's groups of 16";
+    return {};
+}
+
 template <bool kVec>
 std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
@@ -110,6 +119,9 @@ bool preferred_wide(const OpConfig& c, const DeviceFacts& d) {
     return tiles >= (d.wide_tile_min < 0 ? cuda::one_wave(d.sm_count) : int64_t(d.wide_tile_min));
 }
 
+// The decode kernel below that (its set-up overlaps the previous kernel: PDL families only).
+bool preferred_decode(const OpConfig& c, const DeviceFacts& d) { return !preferred_wide(c, d); }
+
 // The column-run form where the scale buffer is past kColumnRunMinBytes (FQ_HANDLE_WIDE_TILE_MIN = 0: always).
 bool preferred_column_runs(const OpConfig& c, const DeviceFacts& d) {
     return preferred_wide(c, d) && (c.scales.bytes > cuda::kColumnRunMinBytes || d.wide_tile_min == 0);
@@ -133,40 +145,44 @@ constexpr Family kFamilies[] = {
     {"sm80", 80, kAny, false, false, "software fp8 encoding"},
 };
 
-// A kernel skeleton in one IO form; within a family in this order, so each plain form precedes the kernel
-// that runs the problems it is not preferred for.
+// A kernel skeleton in one IO form; within a family in this order, so each plain form and the decode kernel
+// precede the kernel that runs the problems they are not preferred for.
 struct Entry {
     const char* suffix;
     Skeleton skeleton;
     bool vec;
+    bool pdl_only;  // compiled only for the families with programmatic dependent launch
     std::string (*refuse)(const OpConfig&);
     bool (*preferred)(const OpConfig&, const DeviceFacts&);
     const char* covers;
 };
 
 constexpr Entry kEntries[] = {
-    {"plain.swizzled", Skeleton::PlainSwizzled, true, refuse_plain_swizzled, preferred_wide,
+    {"plain.swizzled", Skeleton::PlainSwizzled, true, false, refuse_plain_swizzled, preferred_wide,
      "MXFP8/MXFP4/NVFP4 into SWIZZLED_128x4 scales (16-byte aligned), FP32 intermediates, no MoE, at least one wave "
      "of tiles; 16 outputs a thread, 16-byte IO"},
-    {"plain.column_runs", Skeleton::PlainColumnRuns, true, refuse_plain_column_runs, preferred_column_runs,
+    {"plain.column_runs", Skeleton::PlainColumnRuns, true, false, refuse_plain_column_runs, preferred_column_runs,
      "per-group into COL_MAJOR / COL_MAJOR_TMA scales past 6 MB, FP32 intermediates, no MoE, at least one wave of "
      "tiles; 8-row runs of scales, 16-byte IO"},
-    {"plain", Skeleton::Plain, true, refuse_plain<true>, preferred_wide,
+    {"plain", Skeleton::Plain, true, false, refuse_plain<true>, preferred_wide,
      "per-group, per-tensor and microscaling, FP32 intermediates, no MoE, at least one wave of tiles; 16 outputs a "
      "thread, 16-byte IO"},
-    {"group", Skeleton::Group, true, refuse_group<true>, nullptr,
+    {"decode", Skeleton::Decode, true, true, refuse_decode, preferred_decode,
+     "per-group 32/64/128, MXFP8, MXFP4, FP32 intermediates, no MoE, below one wave of tiles; 8 outputs a thread, "
+     "set-up before the wait for the previous kernel, 16-byte IO"},
+    {"group", Skeleton::Group, true, false, refuse_group<true>, nullptr,
      "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, any rounding, MoE layouts; 8 outputs a thread, 16-byte IO"},
-    {"token", Skeleton::Token, true, refuse_token<true>, nullptr, "per-token, 16-byte IO"},
-    {"columnwise", Skeleton::Columnwise, true, refuse_columnwise<true>, nullptr,
+    {"token", Skeleton::Token, true, false, refuse_token<true>, nullptr, "per-token, 16-byte IO"},
+    {"columnwise", Skeleton::Columnwise, true, false, refuse_columnwise<true>, nullptr,
      "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO"},
-    {"block2d", Skeleton::Block2d, true, refuse_block2d_vec, nullptr,
+    {"block2d", Skeleton::Block2d, true, false, refuse_block2d_vec, nullptr,
      "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO"},
-    {"plain.unaligned", Skeleton::Plain, false, refuse_plain<false>, preferred_wide,
+    {"plain.unaligned", Skeleton::Plain, false, false, refuse_plain<false>, preferred_wide,
      "per-group, per-tensor and microscaling, FP32 intermediates, no MoE, at least one wave of tiles; element IO"},
-    {"group.unaligned", Skeleton::Group, false, refuse_group<false>, nullptr,
+    {"group.unaligned", Skeleton::Group, false, false, refuse_group<false>, nullptr,
      "per-group, per-tensor and microscaling; element IO for unaligned rows"},
-    {"token.unaligned", Skeleton::Token, false, refuse_token<false>, nullptr, "per-token, element IO"},
-    {"columnwise.unaligned", Skeleton::Columnwise, false, refuse_columnwise<false>, nullptr, "columnwise output, element IO"},
+    {"token.unaligned", Skeleton::Token, false, false, refuse_token<false>, nullptr, "per-token, element IO"},
+    {"columnwise.unaligned", Skeleton::Columnwise, false, false, refuse_columnwise<false>, nullptr, "columnwise output, element IO"},
 };
 
 }  // namespace
@@ -174,9 +190,10 @@ constexpr Entry kEntries[] = {
 void register_cuda_variants(std::vector<Variant>& t) {
     for (const Family& f : kFamilies)
         for (const Entry& e : kEntries)
-            t.push_back({fmt::format("{}.{}", f.prefix, e.suffix), fmt::format("{}; {}", e.covers, f.how), Backend::Cuda,
-                         f.min_arch, f.max_arch, e.refuse, e.preferred, KernelForm{e.skeleton, e.vec, f.hw_cvt, f.pdl},
-                         launch_cuda_kernel});
+            if (f.pdl || !e.pdl_only)
+                t.push_back({fmt::format("{}.{}", f.prefix, e.suffix), fmt::format("{}; {}", e.covers, f.how),
+                             Backend::Cuda, f.min_arch, f.max_arch, e.refuse, e.preferred,
+                             KernelForm{e.skeleton, e.vec, f.hw_cvt, f.pdl}, launch_cuda_kernel});
     // BLOCK_2D of any activation and gate layout: one element-IO kernel with software encoding for every arch.
     t.push_back({"sm80.block2d.generic", "BLOCK_2D 128x128 fp32 scales, any activation and gate layout, element IO, software encoding",
                  Backend::Cuda, 80, kAny, refuse_block2d, nullptr, KernelForm{Skeleton::Block2dGeneric}, launch_cuda_kernel});

@@ -40,6 +40,7 @@ enum class Skeleton {
     Plain,            // plain_quant: 16 outputs a thread, FP32 intermediates, no MoE
     PlainSwizzled,    // plain_quant_swizzled: the plain kernel for 128x4-swizzled block scales
     PlainColumnRuns,  // plain_quant_column_runs: the plain kernel for large column-major scale buffers
+    Decode,           // decode_quant: the general kernel's tiles for plain per-group / MX problems below one wave
     Group,            // group_quant: the general per-group / per-tensor / microscaling kernel
     Token,            // token_quant: per-token
     Columnwise,       // columnwise_quant: a columnwise output (and the rowwise one in the same pass)

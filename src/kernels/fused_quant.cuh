@@ -4,6 +4,8 @@
 //                     rounding mode, MoE layout and routing probability
 //   plain_quant.cuh   16 outputs a thread for FP32 intermediates without a MoE layout, where the problem fills
 //                     the GPU; its forms for swizzled and large column-major scale buffers
+//   decode_quant.cuh  the general kernel's tiles for plain per-group problems below one wave on sm_90 (decode and
+//                     small prefill): addresses before the wait for the previous kernel, a straight path after
 //   token_quant.cuh   per-token: one block per row, amax pass, block reduction, quantize pass
 //   tensor_amax.cuh   the amax of the whole tensor (per-tensor dynamic; NVFP4's global amax)
 //   group_launch.cuh  the launch of each per-group kernel (the dispatcher chose which: src/dispatch/cuda_table.cpp)
@@ -36,9 +38,10 @@ namespace fq::cuda {
     FQ_FOR_EACH_VEC_CONFIG(X, L, __VA_ARGS__) FQ_FOR_EACH_ELEMENT_CONFIG(X, L, __VA_ARGS__)
 
 // The row kernels of one activation, one launcher per skeleton (the swizzled and column-run forms have 16-byte
-// IO only); instantiated once per activation by instantiate_activation.cu.in.
-#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                           \
-    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainSwizzled, ACT)    \
+// IO only, the decode kernel 16-byte IO with PDL); instantiated once per activation by instantiate_activation.cu.in.
+#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                                  \
+    X(template fqStatus_t run_group_for<Skeleton::Decode, ACT, true, true, true>(const LaunchArgs&);) \
+    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainSwizzled, ACT)                           \
     FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainColumnRuns, ACT)  \
     FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Plain, ACT)           \
     FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Group, ACT)           \

@@ -1,11 +1,12 @@
-// The launches of the per-group kernels (plain_quant and its swizzled and column-run forms, group_quant), one
-// per skeleton, with the tensor amax and finalize steps around them. They choose nothing: the dispatcher
+// The launches of the per-group kernels (plain_quant and its swizzled and column-run forms, decode_quant,
+// group_quant), one per skeleton, with the tensor amax and finalize steps around them. They choose nothing: the dispatcher
 // (src/dispatch/cuda_table.cpp) chose the skeleton.
 #pragma once
 
 #include <algorithm>
 
 #include "blocks/host.cuh"
+#include "decode_quant.cuh"
 #include "group_quant.cuh"
 #include "plain_quant.cuh"
 #include "tensor_amax.cuh"
@@ -30,6 +31,8 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         const int threads = plain_block_threads(p.cols, S::gate != GateKind::None);
         return launch(plain_quant<S, kVec, kHwCvt, kMx>, block_grid(true, p.rows + padding_blocks, ceil_div(p.cols, int64_t(threads) * 16)),
                       dim3(threads), a, kPdl, p);
+    } else if constexpr (K == Skeleton::Decode) {
+        if constexpr (kVec && kPdl) return launch_decode_quant<S, kHwCvt, kMx>(a, p);
     } else if constexpr (K == Skeleton::Group) {
         // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
         const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
@@ -41,7 +44,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
                       kPdl && pdl_pays(a, blocks), q);
     }
     // The dispatcher's conditions exclude the rest (the swizzled form runs microscaling schemes, the column-run
-    // form per-group ones, both with 16-byte IO).
+    // form per-group ones, both with 16-byte IO; the decode kernel with 16-byte IO and PDL).
     return fail(FQ_STATUS_INTERNAL_ERROR, "kernel skeleton {} does not run scheme {}", int(K), name(p.scheme));
 }
 

@@ -60,6 +60,9 @@ fqStatus_t launch_cuda_kernel(const KernelForm& k, const LaunchArgs& a) {
                 case Skeleton::PlainColumnRuns:
                     if constexpr (V) return run_group_for<Skeleton::PlainColumnRuns, A, V, H, P>(a);
                     break;
+                case Skeleton::Decode:
+                    if constexpr (V && P) return run_group_for<Skeleton::Decode, A, V, H, P>(a);
+                    break;
                 case Skeleton::Plain: return run_group_for<Skeleton::Plain, A, V, H, P>(a);
                 case Skeleton::Group: return run_group_for<Skeleton::Group, A, V, H, P>(a);
                 case Skeleton::Token: return run_token_for<A, V, H, P>(a);

@@ -404,64 +404,57 @@ private:
     std::map<size_t, Copies> copy_cache_;
 };
 
-Json num(double v) {
-    Json j;
-    j.kind = Json::Kind::Number;
-    j.number = v;
-    return j;
-}
-
 Json to_json_result(const Result& r) {
     const Problem& p = r.c.p;
     const bool moe = r.c.moe != FQ_MOE_LAYOUT_NONE;
-    Json o = Json::make_object();
+    Json o = Json::object();
     // The first keys are the ones tools/bench/perf_report.py has always read. tokens: the --tokens value (MASKED:
     // max_m; CONTIGUOUS: M); rows: the 2-D layouts' rows.
-    o.set("tokens", Json::of(r.c.tokens));
-    o.set("hidden", Json::of(p.cols));
-    o.set("layout", Json::of(r.layout));
-    o.set("variant", Json::of(r.c.variant));
-    o.set("wide_tile_min", num(r.c.wide_tile_min));
-    o.set("kernel", Json::of(r.kernel));
-    o.set("bytes", Json::of(int64_t(r.bytes)));
-    o.set("us", num(r.us));
-    o.set("gbps", num(r.gbps()));
-    o.set("copy_us", num(r.copy_us));
-    o.set("copy_gbps", num(r.copy_gbps()));
-    o.set("pct_of_copy", num(r.pct()));
+    o["tokens"] = r.c.tokens;
+    o["hidden"] = p.cols;
+    o["layout"] = r.layout;
+    o["variant"] = r.c.variant;
+    o["wide_tile_min"] = r.c.wide_tile_min;
+    o["kernel"] = r.kernel;
+    o["bytes"] = int64_t(r.bytes);
+    o["us"] = r.us;
+    o["gbps"] = r.gbps();
+    o["copy_us"] = r.copy_us;
+    o["copy_gbps"] = r.copy_gbps();
+    o["pct_of_copy"] = r.pct();
     // The replays' range and the copy that won (memcpy, memcpy-64k, sm-copy), each copy's median beside it.
-    o.set("us_min", num(r.t.min));
-    o.set("us_max", num(r.t.max));
-    o.set("copy", Json::of(r.copy_us > 0 ? r.copies.best_name() : std::string()));
-    o.set("copy_us_min", num(r.copy_us > 0 ? r.copies.best().min : 0));
-    o.set("copy_us_max", num(r.copy_us > 0 ? r.copies.best().max : 0));
-    o.set("copy_memcpy_us", num(r.copies.memcpy_exact.median));
-    o.set("copy_memcpy_64k_us", num(r.copies.memcpy_64k.median));
-    o.set("copy_sm_us", num(r.copies.kernel.median));
-    o.set("scheme", Json::of(scheme_name(p.scheme)));
-    o.set("group", Json::of(int64_t(p.group)));
-    o.set("activation", Json::of(activation_name(p.act)));
-    o.set("gate_layout", Json::of(gate_name(p.gate)));
-    o.set("in_type", Json::of(type_name(p.in_type)));
-    o.set("out_type", Json::of(type_name(p.out)));
-    o.set("scale_type", Json::of(type_name(p.resolved_scale_type())));
-    o.set("pdl", Json::of(int64_t(r.c.pdl)));
-    if (r.c.p.scheme == FQ_SCHEME_NVFP4) o.set("global_amax", Json::of(std::string(r.c.given_global_amax ? "given" : "device")));
+    o["us_min"] = r.t.min;
+    o["us_max"] = r.t.max;
+    o["copy"] = r.copy_us > 0 ? r.copies.best_name() : std::string();
+    o["copy_us_min"] = r.copy_us > 0 ? r.copies.best().min : 0;
+    o["copy_us_max"] = r.copy_us > 0 ? r.copies.best().max : 0;
+    o["copy_memcpy_us"] = r.copies.memcpy_exact.median;
+    o["copy_memcpy_64k_us"] = r.copies.memcpy_64k.median;
+    o["copy_sm_us"] = r.copies.kernel.median;
+    o["scheme"] = scheme_name(p.scheme);
+    o["group"] = int64_t(p.group);
+    o["activation"] = activation_name(p.act);
+    o["gate_layout"] = gate_name(p.gate);
+    o["in_type"] = type_name(p.in_type);
+    o["out_type"] = type_name(p.out);
+    o["scale_type"] = type_name(p.resolved_scale_type());
+    o["pdl"] = int64_t(r.c.pdl);
+    if (r.c.p.scheme == FQ_SCHEME_NVFP4) o["global_amax"] = std::string(r.c.given_global_amax ? "given" : "device");
     // MoE and columnwise outputs.
-    o.set("moe", Json::of(moe_name(r.c.moe)));
-    o.set("experts", Json::of(r.c.experts));
-    o.set("skew", Json::of(moe ? skew_name(r.c.skew) : std::string()));
-    o.set("max_m", Json::of(int64_t(r.c.moe == FQ_MOE_LAYOUT_MASKED ? r.c.tokens : 0)));
-    o.set("rows", Json::of(p.rows));
-    o.set("valid_rows", Json::of(r.valid_rows));
-    o.set("outputs", Json::of(outputs_name(r.c.outputs)));
-    o.set("col_block", Json::of(int64_t(r.c.columnwise() ? r.c.col_block : 0)));
-    o.set("col_transpose", Json::of(int64_t(r.c.col_transpose)));
-    o.set("bytes_input", Json::of(r.counted.input));
-    o.set("bytes_rowwise", Json::of(r.counted.row_values + r.counted.row_scales));
-    o.set("bytes_columnwise", Json::of(r.counted.col_values + r.counted.col_scales));
-    o.set("sets", Json::of(int64_t(r.sets)));
-    o.set("status", Json::of(r.status));
+    o["moe"] = moe_name(r.c.moe);
+    o["experts"] = r.c.experts;
+    o["skew"] = moe ? skew_name(r.c.skew) : std::string();
+    o["max_m"] = int64_t(r.c.moe == FQ_MOE_LAYOUT_MASKED ? r.c.tokens : 0);
+    o["rows"] = p.rows;
+    o["valid_rows"] = r.valid_rows;
+    o["outputs"] = outputs_name(r.c.outputs);
+    o["col_block"] = int64_t(r.c.columnwise() ? r.c.col_block : 0);
+    o["col_transpose"] = int64_t(r.c.col_transpose);
+    o["bytes_input"] = r.counted.input;
+    o["bytes_rowwise"] = r.counted.row_values + r.counted.row_scales;
+    o["bytes_columnwise"] = r.counted.col_values + r.counted.col_scales;
+    o["sets"] = int64_t(r.sets);
+    o["status"] = r.status;
     return o;
 }
 
@@ -521,19 +514,19 @@ std::string input_label(bool constant_input) {
 }
 
 void write_json(const std::string& path, const cudaDeviceProp& prop, const std::vector<Result>& results, bool constant_input) {
-    Json doc = Json::make_object(), list = Json::make_array();
-    doc.set("device", Json::of(std::string(prop.name)));
-    doc.set("tool", Json::of(std::string("fq bench")));
-    doc.set("method", Json::of(std::string("CUDA-graph replay over rotated inputs (4x L2), median (min, max) of reps; "
-                                           "copy = the fastest of cudaMemcpyAsync of the same bytes, of them rounded "
-                                           "up to 64 KiB, and an SM copy kernel, each in the same run")));
-    doc.set("input", Json::of(input_label(constant_input)));
-    doc.set("bytes", Json::of(std::string("valid rows only: input of valid rows + values written for them per "
-                                          "output + each scale buffer whole; col+row-separate counts both's bytes")));
-    doc.set("skew_formula", Json::of(std::string(kSkewFormula)));
-    for (const Result& r : results) list.array.push_back(to_json_result(r));
-    doc.set("results", list);
-    std::ofstream(path) << to_json(doc) << "\n";
+    Json doc = Json::object(), list = Json::array();
+    doc["device"] = prop.name;
+    doc["tool"] = "fq bench";
+    doc["method"] = "CUDA-graph replay over rotated inputs (4x L2), median (min, max) of reps; "
+                    "copy = the fastest of cudaMemcpyAsync of the same bytes, of them rounded "
+                    "up to 64 KiB, and an SM copy kernel, each in the same run";
+    doc["input"] = input_label(constant_input);
+    doc["bytes"] = "valid rows only: input of valid rows + values written for them per "
+                   "output + each scale buffer whole; col+row-separate counts both's bytes";
+    doc["skew_formula"] = kSkewFormula;
+    for (const Result& r : results) list.push_back(to_json_result(r));
+    doc["results"] = list;
+    std::ofstream(path) << doc.dump() << "\n";
 }
 
 void write_csv(const std::string& path, const std::vector<Result>& results) {
@@ -546,7 +539,7 @@ void write_csv(const std::string& path, const std::vector<Result>& results) {
 }  // namespace
 
 int bench_main(int argc, char** argv) {
-    const Args args(argc, argv, bench_flags());
+    const Args args(argc, argv, bench_options());
     if (args.has("help")) {
         std::fputs(bench_help().c_str(), stdout);
         return 0;

@@ -89,11 +89,6 @@ const char* kSkewFormula =
 
 namespace {
 
-const std::vector<std::string> kSweepOptions = {"tokens", "hidden", "scheme", "group", "act", "gated", "not-gated",
-                                                "gate-layout", "out-type", "in-type", "layouts", "variants", "pdl", "wide-tile-min", "global-amax",
-                                                "pow2", "e8m0", "moe", "experts", "skew", "outputs", "col-block",
-                                                "transpose"};
-
 template <class T>
 struct Named {
     const char* name;
@@ -337,9 +332,22 @@ ByteCount count_bytes(const BenchCase& c, int64_t valid_rows, size_t row_scale_b
     return b;
 }
 
-const std::vector<std::string>& bench_flags() {
-    static const std::vector<std::string> flags = {"gated", "not-gated", "pow2", "e8m0", "help", "quiet", "constant-input"};
-    return flags;
+const OptionSpec& sweep_options() {
+    static const OptionSpec spec = {{"tokens", "hidden", "scheme", "group", "act", "gate-layout", "out-type", "in-type",
+                                     "layouts", "variants", "pdl", "wide-tile-min", "global-amax", "moe", "experts", "skew",
+                                     "outputs", "col-block", "transpose"},
+                                    {"gated", "not-gated", "pow2", "e8m0"}};
+    return spec;
+}
+
+const OptionSpec& bench_options() {
+    static const OptionSpec spec = [] {
+        OptionSpec s = sweep_options();
+        for (const char* o : {"file", "json", "csv", "plot", "reps"}) s.options.push_back(o);
+        for (const char* f : {"help", "quiet", "constant-input"}) s.flags.push_back(f);
+        return s;
+    }();
+    return spec;
 }
 
 // Table order: the MoE arrangement outermost, then the shape (one copy measurement per byte count serves
@@ -379,8 +387,7 @@ std::vector<BenchCase> read_sweep_file(const std::string& path) {
         if (hash != std::string::npos) line.resize(hash);
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         try {
-            const Args line_args(shell_words(line), bench_flags());
-            line_args.only(kSweepOptions);
+            const Args line_args(shell_words(line), sweep_options());
             const auto more = expand_sweep(line_args);
             cases.insert(cases.end(), more.begin(), more.end());
         } catch (const ToolError& e) {
@@ -391,9 +398,6 @@ std::vector<BenchCase> read_sweep_file(const std::string& path) {
 }
 
 std::vector<BenchCase> bench_cases(const Args& args) {
-    std::vector<std::string> known = kSweepOptions;
-    for (const char* o : {"file", "json", "csv", "plot", "reps", "help", "quiet", "constant-input"}) known.push_back(o);
-    args.only(known);
     return args.has("file") ? read_sweep_file(args.get("file")) : expand_sweep(args);
 }
 

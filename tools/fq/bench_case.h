@@ -78,14 +78,15 @@ struct ByteCount {
 };
 ByteCount count_bytes(const BenchCase& c, int64_t valid_rows, size_t row_scale_bytes, size_t col_scale_bytes);
 
-// Flags of `fq bench` (options that take no value).
-const std::vector<std::string>& bench_flags();
+// The options of one sweep (a --file line), and those of the `fq bench` command line: a sweep's and --file,
+// --json, --csv, --plot, --reps, --quiet, --constant-input, --help.
+const OptionSpec& sweep_options();
+const OptionSpec& bench_options();
 // Every case of one sweep (the options of one command line or one --file line).
 std::vector<BenchCase> expand_sweep(const Args& a);
 // Every case of a --file (its line number in the message of a mistake).
 std::vector<BenchCase> read_sweep_file(const std::string& path);
-// The cases of an `fq bench` command line (parsed with bench_flags()): its sweep options, or --file's lines.
-// Throws ToolError for an option `fq bench` does not have.
+// The cases of an `fq bench` command line (parsed with bench_options()): its sweep options, or --file's lines.
 std::vector<BenchCase> bench_cases(const Args& args);
 
 }  // namespace fqtool

@@ -157,12 +157,11 @@ Tally check_repack(fqHandle_t gpu, fqHandle_t host, std::mt19937& rng, int cases
 }  // namespace
 
 int check_main(int argc, char** argv) {
-    const Args args(argc, argv, {"verbose", "help"});
+    const Args args(argc, argv, {{"cases", "seed", "variants"}, {"verbose", "help"}});
     if (args.has("help")) {
         std::fputs(kCheckHelp, stdout);
         return 0;
     }
-    args.only({"cases", "seed", "variants", "verbose", "help"});
     std::string why;
     if (!cuda_available(&why)) {
         std::printf("fq check: %s; nothing to compare with the host reference\n", why.c_str());

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <CLI/CLI.hpp>
+
 #include "common/enum_lists.h"
 
 namespace fqtool {
@@ -57,29 +59,43 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
     return c.empty() ? std::string() : " (did you mean " + prefix + c + "?)";
 }
 
-Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
-    parse(std::vector<std::string>(argv, argv + argc), flags);
-}
-Args::Args(const std::vector<std::string>& words, const std::vector<std::string>& flags) { parse(words, flags); }
+Args::Args(int argc, char** argv, const OptionSpec& spec) : Args(std::vector<std::string>(argv, argv + argc), spec) {}
 
-void Args::parse(const std::vector<std::string>& words, const std::vector<std::string>& flags) {
-    for (size_t i = 0; i < words.size(); ++i) {
-        const std::string& w = words[i];
-        if (w.rfind("--", 0) != 0 || w == "--") {
-            positional_.push_back(w);
-            continue;
-        }
-        const size_t eq = w.find('=');
-        const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-        if (eq != std::string::npos) {
-            values_[name] = w.substr(eq + 1);
-        } else if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
-            values_[name] = "1";
-        } else {
-            if (i + 1 >= words.size()) throw ToolError("option --" + name + " needs a value");
-            values_[name] = words[++i];
-        }
+Args::Args(const std::vector<std::string>& words, const OptionSpec& spec) {
+    CLI::App app;
+    app.set_help_flag();   // --help is a flag of the spec: each command prints its own text
+    app.allow_extras();    // an unknown option is reported below, with the closest known one
+    std::map<std::string, CLI::Option*> given;
+    std::vector<std::string> known;
+    for (const std::string& name : spec.options) {
+        given[name] = app.add_option("--" + name)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        known.push_back(name);
     }
+    for (const std::string& name : spec.flags) {
+        given[name] = app.add_flag("--" + name);
+        known.push_back(name);
+    }
+    app.add_option("positional", positional_);
+    std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 takes its vector last word first
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ArgumentMismatch& e) {
+        for (const auto& kv : given)
+            if (kv.second->count() == 0 && std::find(words.begin(), words.end(), "--" + kv.first) != words.end())
+                throw ToolError("option --" + kv.first + " needs a value");
+        throw ToolError(e.what());
+    } catch (const CLI::ParseError& e) {
+        throw ToolError(e.what());
+    }
+    for (const std::string& w : app.remaining()) {
+        if (w.size() < 2 || w[0] != '-') continue;
+        const std::string name = w.substr(w.find_first_not_of('-'), w.find('=') - w.find_first_not_of('-'));
+        throw ToolError("unknown option " + w.substr(0, w.find('=')) + did_you_mean(name, known, "--") + " (see --help)");
+    }
+    for (const std::string& name : spec.options)
+        if (given[name]->count()) values_[name] = given[name]->results().back();
+    for (const std::string& name : spec.flags)
+        if (given[name]->count()) values_[name] = "1";
 }
 
 std::string Args::get(const std::string& name, const std::string& fallback) const {
@@ -118,12 +134,6 @@ std::vector<long long> Args::ints(const std::string& name, const std::string& fa
         out.push_back(x);
     }
     return out;
-}
-
-void Args::only(const std::vector<std::string>& known) const {
-    for (const auto& kv : values_)
-        if (std::find(known.begin(), known.end(), kv.first) == known.end())
-            throw ToolError("unknown option --" + kv.first + did_you_mean(kv.first, known, "--") + " (see --help)");
 }
 
 namespace {
@@ -234,8 +244,8 @@ void Problem::configure(fqQuantDesc_t d, const float* static_scale) const {
               "FQ_QUANT_DESC_STATIC_SCALE_POINTER");
 }
 
-Progress::Progress(std::string what, uint64_t total, bool enabled)
-    : what_(std::move(what)), total_(total), enabled_(enabled), tty_(isatty(2) != 0),
+Progress::Progress(std::string what, uint64_t total, bool enabled, bool bytes)
+    : what_(std::move(what)), total_(total), enabled_(enabled), bytes_(bytes), tty_(isatty(2) != 0),
       start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(uint64_t done, const std::string& label) {
@@ -244,17 +254,18 @@ void Progress::update(uint64_t done, const std::string& label) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double eta = frac > 0 ? elapsed * (1.0 - frac) / frac : 0.0;
     const int percent = int(frac * 100.0);
+    const std::string count = bytes_ ? human_bytes(double(done)) + "/" + human_bytes(double(total_))
+                                     : std::to_string(done) + "/" + std::to_string(total_);
     if (tty_) {
         constexpr int kWidth = 28;
         const int filled = int(frac * kWidth);
         std::string bar(size_t(filled), '=');
         bar += std::string(size_t(kWidth - filled), ' ');
-        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %llu/%llu  %.0fs left  %s", what_.c_str(), bar.c_str(), percent,
-                     (unsigned long long)done, (unsigned long long)total_, eta, label.substr(0, 60).c_str());
+        std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s  %.0fs left  %s", what_.c_str(), bar.c_str(), percent,
+                     count.c_str(), eta, label.substr(0, 60).c_str());
         std::fflush(stderr);
     } else if (percent / 10 != last_percent_ / 10 || done == total_) {  // a log: every 10%
-        std::fprintf(stderr, "%s: %3d%% (%llu/%llu, %.0fs left) %s\n", what_.c_str(), percent, (unsigned long long)done,
-                     (unsigned long long)total_, eta, label.c_str());
+        std::fprintf(stderr, "%s: %3d%% (%s, %.0fs left) %s\n", what_.c_str(), percent, count.c_str(), eta, label.c_str());
     }
     last_percent_ = percent;
 }

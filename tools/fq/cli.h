@@ -22,11 +22,18 @@ struct ToolError : std::runtime_error {
 // Throws ToolError with the library's message when `s` is not SUCCESS.
 void check(fqStatus_t s, const char* what);
 
-// --name value, --name=value, --flag, and positional arguments. `flags` lists the options that take no value.
+// The options a (sub)command takes: `options` take a value, `flags` take none (both without the "--").
+struct OptionSpec {
+    std::vector<std::string> options, flags;
+};
+
+// A command line parsed by CLI11 against an OptionSpec: --name value, --name=value, --flag, and positional
+// arguments. An option given twice keeps its last value. Throws ToolError (exit 2) for an option the spec does
+// not have, naming the closest one it has ("did you mean --tokens?"), and for an option missing its value.
 class Args {
 public:
-    Args(int argc, char** argv, const std::vector<std::string>& flags);
-    Args(const std::vector<std::string>& words, const std::vector<std::string>& flags);
+    Args(int argc, char** argv, const OptionSpec& spec);
+    Args(const std::vector<std::string>& words, const OptionSpec& spec);
     bool has(const std::string& name) const { return values_.count(name) != 0; }
     std::string get(const std::string& name, const std::string& fallback = "") const;
     long long get_int(const std::string& name, long long fallback) const;
@@ -34,11 +41,8 @@ public:
     std::vector<std::string> words(const std::string& name, const std::string& fallback) const;  // comma list
     std::vector<long long> ints(const std::string& name, const std::string& fallback) const;     // comma list
     const std::vector<std::string>& positional() const { return positional_; }
-    // Throws ToolError naming the first option not in `known`.
-    void only(const std::vector<std::string>& known) const;
 
 private:
-    void parse(const std::vector<std::string>& words, const std::vector<std::string>& flags);
     std::map<std::string, std::string> values_;
     std::vector<std::string> positional_;
 };
@@ -86,17 +90,18 @@ struct Problem {
     int64_t output_bytes() const { return out == FQ_TYPE_FP4_E2M1 ? rows * cols / 2 : rows * cols; }
 };
 
-// A one-line progress display on stderr: redrawn in place on a terminal, one line per `every` steps otherwise.
+// A one-line progress display on stderr: redrawn in place on a terminal, one line per 10% otherwise.
+// `bytes`: the counts are bytes, shown as "1.2 GiB/4.0 GiB".
 class Progress {
 public:
-    Progress(std::string what, uint64_t total, bool enabled = true);
+    Progress(std::string what, uint64_t total, bool enabled = true, bool bytes = false);
     void update(uint64_t done, const std::string& label = "");
     void finish();
 
 private:
     std::string what_;
     uint64_t total_;
-    bool enabled_, tty_;
+    bool enabled_, bytes_, tty_;
     std::chrono::steady_clock::time_point start_;
     int last_percent_ = -1;
 };

@@ -14,14 +14,15 @@ std::string csv_quote(const std::string& s) {
 void write_csv(std::ostream& out, const std::vector<Json>& rows) {
     std::vector<std::string> columns;
     for (const Json& row : rows)
-        for (const auto& kv : row.object)
-            if (std::find(columns.begin(), columns.end(), kv.first) == columns.end()) columns.push_back(kv.first);
+        for (const auto& kv : row.items())
+            if (std::find(columns.begin(), columns.end(), kv.key()) == columns.end()) columns.push_back(kv.key());
     for (size_t k = 0; k < columns.size(); ++k) out << (k ? "," : "") << csv_quote(columns[k]);
     out << "\n";
     for (const Json& row : rows) {
         for (size_t k = 0; k < columns.size(); ++k) {
             if (k) out << ",";
-            if (const Json* v = row.find(columns[k])) out << (v->kind == Json::Kind::String ? csv_quote(v->string) : to_json(*v));
+            const auto v = row.find(columns[k]);
+            if (v != row.end()) out << (v->is_string() ? csv_quote(v->get<std::string>()) : v->dump());
         }
         out << "\n";
     }

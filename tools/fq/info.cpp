@@ -106,12 +106,11 @@ std::string version_text() {
 }
 
 int info_main(int argc, char** argv) {
-    const Args args(argc, argv, {"help"});
+    const Args args(argc, argv, {{}, {"help"}});
     if (args.has("help")) {
         std::fputs(kInfoHelp, stdout);
         return 0;
     }
-    args.only({"help"});
     std::fputs(version_text().c_str(), stdout);
     std::printf("CUDA architectures: %s\n", FQ_TOOL_CUDA_ARCHS);
     std::string why;

@@ -23,8 +23,9 @@ const char* kHelp = R"(usage: fq <command> [options]       (fq <command> --help 
                      pass/fail table (run it after installing to trust the build)
   bench              effective bandwidth over a sweep of shapes, schemes and variants, beside a same-bytes
                      device copy of the same run; table, --json, --csv, --plot
-  quantize-weights   a .safetensors checkpoint's bf16/fp16 weights to FP8 with 128x128 block scales (or
-                     MXFP8 / NVFP4), scales beside each weight
+  quantize-weights   a .safetensors file's or a sharded checkpoint directory's bf16/fp16 weights to FP8 with
+                     128x128 block scales (or MXFP8 / NVFP4), scales beside each weight, quantization_config
+                     in config.json; never overwrites its input
   info               the library's version, this build's CUDA architectures, the GPUs seen and which
                      kernel variant each operation would run on each of them and on the host
   version            the library's version and the header's fq was built with (also --version, -V)

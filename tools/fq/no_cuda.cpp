@@ -7,7 +7,7 @@
 namespace fqtool {
 // Parses the sweep as a CUDA build does, so --help and a sweep file's mistakes show here too.
 int bench_main(int argc, char** argv) {
-    const Args args(argc, argv, bench_flags());
+    const Args args(argc, argv, bench_options());
     if (args.has("help")) {
         std::fputs(bench_help().c_str(), stdout);
         return 0;

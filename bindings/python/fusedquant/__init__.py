@@ -14,6 +14,25 @@ from ._core import (ENUMS, FusedQuantError, GroupedGemmDesc, Handle, QuantDesc, 
                     header_version, lib, library_path, library_version, scale_repack_size)
 from ._gemm import GroupedGemmResult, grouped_gemm
 
+# The torch operators (torch_ops.py) and their functional names: imported on first use, or now when the caller
+# already imported torch, so torch.ops.fusedquant.* exist before a compiled graph refers to them.
+_TORCH_NAMES = ("torch_ops", "silu_and_mul_quant", "gelu_and_mul_quant", "swiglu_oai_quant", "mxfp8_quantize",
+                "nvfp4_quantize", "per_token_group_quant", "per_token_quant", "per_tensor_quant")
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:
+        try:
+            torch_ops = __import__("importlib").import_module(".torch_ops", __name__)
+        except ImportError as e:
+            raise ImportError(f"fusedquant.{name} needs PyTorch >= 2.4 (torch.library.custom_op): {e}") from e
+        return torch_ops if name == "torch_ops" else getattr(torch_ops, name)
+    raise AttributeError(f"module 'fusedquant' has no attribute {name!r}")
+
+
+if "torch" in __import__("sys").modules:
+    __import__("importlib").import_module(".torch_ops", __name__)
+
 globals().update({cls.__name__: cls for cls in ENUMS.values()})
 __version__ = ".".join(map(str, header_version))
 __all__ = ["quantize", "clear_cache", "scale_buffer_info", "repack_scales", "scale_repack_size", "grouped_gemm", "GroupedGemmResult",

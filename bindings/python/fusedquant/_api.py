@@ -154,6 +154,16 @@ def _workspace_size(h, desc, key, lin, lout):
     return _lru("workspace", (handle_id, key, lin[0], lout[0]), lambda: h.workspace_size(desc, lin[1], lout[1]))
 
 
+def device_numbers(key, kind, device, values, dtype):
+    """Numbers given for argument `key` as a new 1-D `dtype` array on the device (_arrays.from_values: PyTorch
+    copies from pinned host memory asynchronously), refused while the stream captures a CUDA graph (the graph
+    would keep this call's values; device arrays are read when the work runs)."""
+    if _arrays.capturing(kind, device):
+        raise FusedQuantError(Status.INVALID_VALUE, f"{key}: numbers cannot be copied to the GPU while its stream "
+                              "captures a CUDA graph; pass a device array")
+    return _arrays.from_values(kind, device, values, dtype)
+
+
 def _pointer_value(attr, value, x):
     """A pointer attribute's array on x's device: numbers become a new float32/int32 array there."""
     ctype, key = _ctype(attr), attr.name.lower().removesuffix("_pointer")
@@ -163,7 +173,7 @@ def _pointer_value(attr, value, x):
     except TypeError:
         if wanted is None:
             raise TypeError(f"fusedquant: {key} must be an array on {x.where}") from None
-        return _arrays.from_values(x.kind, x.device, value, wanted)
+        return device_numbers(key, x.kind, x.device, value, wanted)
     if a.device != x.device:
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: the array is on {a.where}, x is on {x.where}")
     if wanted and a.dtype != wanted:
@@ -241,9 +251,31 @@ def _col_values(col_out, x, shape, out_type):
     return col_out, o
 
 
+def scale_storage(info):
+    """(elements, dtype name) of a new buffer holding scales of `info` (a ScaleBufferInfo): the scale dtype, or
+    int32 words / bytes where the layout stores scales in wider elements (PACKED_UE8M0)."""
+    scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
+    el = info.element_bytes or 1
+    storage_dtype = scale_dtype if itemsize(scale_dtype) == el else {4: "int32"}.get(el, "uint8")
+    return max(ceil_div(info.bytes, el), 1), storage_dtype
+
+
+def scale_view(kind, storage, info):
+    """The logical [rows, groups] ([batch, rows, groups]) view of new scale storage whose strides follow the
+    layout (S[m, k] = view[m, k]), or the storage itself for a non-affine layout (SWIZZLED_128X4)."""
+    scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
+    el = info.element_bytes or 1
+    if not (info.row_stride and (info.col_stride or info.rows * info.cols == 0)):
+        return storage
+    shape = (info.rows, ceil_div(info.cols, el // itemsize(scale_dtype) or 1))
+    strides = (info.row_stride, info.col_stride)
+    if info.batch > 1:
+        shape, strides = (info.batch, *shape), (info.batch_stride, *strides)
+    return _arrays.as_strided(kind, storage, shape, strides)
+
+
 def _scales(scales, x, info):
     """The scale buffer (given, or new with a logical [rows, cols] view over it) and its Array."""
-    scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
     if scales is not None:
         s = _writable("scales", wrap(scales))
         if s.device != x.device:
@@ -252,21 +284,39 @@ def _scales(scales, x, info):
             raise FusedQuantError(Status.INSUFFICIENT_BUFFER, f"scales: {s.capacity} bytes from its start, the "
                                   f"layout needs {info.bytes} for {info.rows}x{info.cols} scales")
         return scales, s
-    el = info.element_bytes or 1
-    storage_dtype = scale_dtype if itemsize(scale_dtype) == el else {4: "int32"}.get(el, "uint8")
-    storage = _arrays.empty(x.kind, x.device, (max(ceil_div(info.bytes, el), 1),), storage_dtype)
-    view = storage
-    if info.row_stride and (info.col_stride or info.rows * info.cols == 0):  # affine: scales[m, k] = S[m, k]
-        shape = (info.rows, ceil_div(info.cols, el // itemsize(scale_dtype) or 1))
-        strides = (info.row_stride, info.col_stride)
-        if info.batch > 1:
-            shape, strides = (info.batch, *shape), (info.batch_stride, *strides)
-        view = _arrays.as_strided(x.kind, storage, shape, strides)
-    return view, wrap(storage)
+    storage = _arrays.empty(x.kind, x.device, (scale_storage(info)[0],), scale_storage(info)[1])
+    return scale_view(x.kind, storage, info), wrap(storage)
 
 
+def columnwise_shape(desc, lead, rows, cols):
+    """The shape of the columnwise values of `desc` for rows x cols output ([..., H], [H, M] transposed, or
+    [E, H, max_m] transposed MASKED); fp4 packs the last axis two per byte."""
+    if desc.get(QuantDescAttribute.COLUMNWISE_TRANSPOSE):
+        experts = desc.get(QuantDescAttribute.MOE_NUM_EXPERTS)
+        masked = desc.get(QuantDescAttribute.MOE_LAYOUT) == MoeLayout.MASKED and experts > 0
+        shape = (experts, cols, rows // experts) if masked else (cols, rows)
+    else:
+        shape = (*lead, cols)
+    packed = desc.get(QuantDescAttribute.OUTPUT_TYPE) == DataType.FP4_E2M1
+    return (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
+
+
+def _workspace(workspace, x, size):
+    """The workspace array (given, checked, or new; None when size is 0)."""
+    if workspace is None:
+        return _arrays.empty(x.kind, x.device, (size,), "uint8") if size else None
+    w = _writable("workspace", wrap(workspace))
+    if w.device != x.device:
+        raise FusedQuantError(Status.INVALID_VALUE, f"workspace: the array is on {w.where}, x is on {x.where}")
+    if w.capacity < size:
+        raise FusedQuantError(Status.INSUFFICIENT_BUFFER, f"workspace: {w.capacity} bytes from its start, the "
+                              f"call needs {size} (fqGetWorkspaceSize)")
+    return workspace
+
+
+@_arrays.framework_neutral
 def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtype=None, handle=None, stream=None,
-             **attributes):
+             workspace=None, **attributes):
     """Applies the activation and quantizes the rows of `x`; returns (values, scales) in x's framework, or
     (values, scales, col_values, col_scales) when `outputs` asks for the columnwise output (values and scales
     are None when it asks for columnwise only).
@@ -278,8 +328,9 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        out_dtype = output_type and scale_dtype = scale_type; enum values as members, ints or names
        ("silu", "per_group", "fp8_e4m3fn"; dtypes too); pointer attributes without "_pointer"
        (static_scale, scale_ub, row_prob, global_amax, moe_offsets, ...) as an array on x's device or
-       numbers, copied there. Unset attributes keep the library's defaults, except what the scheme and the
-       scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
+       numbers, copied there (PyTorch: from pinned memory, asynchronously; refused with INVALID_VALUE while the
+       stream captures a CUDA graph: pass device arrays there). Unset attributes keep the library's defaults,
+       except what the scheme and the scale layout imply (docs/spec.md §3.3, §4): scheme="mxfp8" -> scale_dtype="e8m0"; "mxfp4" ->
        out_dtype="fp4_e2m1", scale_dtype="e8m0"; "nvfp4" -> out_dtype="fp4_e2m1", scale_dtype="fp8_e4m3fn";
        scale_layout="packed_ue8m0" under per_group / per_token -> scale_dtype="e8m0",
        scale_rounding="pow2_ceil". Explicit values win; contradictory ones get the library's error.
@@ -298,6 +349,12 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        [E, max_m, W] and moe_counts (E ints); moe_num_experts = E. Rows no expert owns are not written
        (docs/moe.md); pass `out` to keep their bytes.
     in_dtype: reads x as this type (e.g. "bf16" for a uint16 array of bf16 bits).
+    workspace: optional array of at least fqGetWorkspaceSize bytes on x's device (new when needed and not given).
+       NVFP4 on a GPU without global_amax reduces the global amax there and leaves it there after the call: one
+       float32 per expert (one without MoE), S_enc = 2688 / amax (docs/api.md); read it from a given workspace.
+    x may also be any object with __dlpack__ or __cuda_array_interface__ (a JAX array, ...): it is read in place
+       through DLPack and the results come back in its framework where that framework imports DLPack
+       (`<module>.from_dlpack`), else as PyTorch / CuPy / NumPy arrays (DLPack-capable).
     """
     x_arr = wrap(x)
     if in_dtype is None and x_arr.dtype not in _arrays.DTYPE_TO_TYPE:
@@ -332,14 +389,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         elif out is not None or scales is not None:
             raise FusedQuantError(Status.INVALID_VALUE, "out, scales: outputs asks for the columnwise output only")
         if columnwise:
-            packed = out_type == DataType.FP4_E2M1
-            if desc.get(QuantDescAttribute.COLUMNWISE_TRANSPOSE):
-                experts = desc.get(QuantDescAttribute.MOE_NUM_EXPERTS)
-                masked = desc.get(QuantDescAttribute.MOE_LAYOUT) == MoeLayout.MASKED and experts > 0
-                shape = (experts, cols, rows // experts) if masked else (cols, rows)
-            else:
-                shape = (*lead, cols)
-            shape = (*shape[:-1], ceil_div(shape[-1], 2) if packed else shape[-1])
+            shape = columnwise_shape(desc, lead, rows, cols)
             col_out, col_arr = _col_values(col_out, x_arr, shape, out_type)
             col_info = _scale_info(desc, key, rows, cols, "columnwise")
             col_scales, col_scales_arr = _scales(col_scales, x_arr, col_info)
@@ -355,12 +405,12 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         lin, lout = _layout(in_type, rows, width, ld), _layout(out_type, rows, cols, out_ld)
         with _arrays.device_guard(x_arr.kind, x_arr.device):
             ws_size = _workspace_size(h, desc, key, lin, lout)
-            ws = _arrays.empty(x_arr.kind, x_arr.device, (ws_size,), "uint8") if ws_size else None
+            ws = _workspace(workspace, x_arr, ws_size)
             s = _arrays.current_stream(x_arr.kind, x_arr.device) if stream is None else \
                 int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
             h.quantize(desc, lin[1], x_arr.ptr, lout[1], 0 if out_arr is None else out_arr.ptr,
                        0 if scales_arr is None else scales_arr.ptr, 0 if scales_arr is None else scales_arr.capacity,
-                       wrap(ws).ptr if ws is not None else 0, ws_size, s)
+                       wrap(ws).ptr if ws is not None else 0, wrap(ws).capacity if ws is not None else 0, s)
     if columnwise:
         return (out if rowwise else None), (scales if rowwise else None), col_out, col_scales
     return out, scales
@@ -390,6 +440,7 @@ def _repack_scale_type(scale_dtype, src, src_layout):
                           "(scale_dtype='fp32', 'e8m0' or 'fp8_e4m3fn')")
 
 
+@_arrays.framework_neutral
 def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype=None, batch=None, row_offsets=None,
                   stacked_rows=0, batching=None, out=None, handle=None, stream=None):
     """Rewrites scales from src_layout to dst_layout (fqScaleRepack); returns the destination storage.
@@ -425,7 +476,7 @@ def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype=None
             offsets_arr = wrap(row_offsets)
             keep = row_offsets
         except TypeError:
-            keep = _arrays.from_values(s.kind, s.device, row_offsets, "int32")
+            keep = device_numbers("row_offsets", s.kind, s.device, row_offsets, "int32")
             offsets_arr = wrap(keep)
         if offsets_arr.device != s.device:
             raise FusedQuantError(Status.INVALID_VALUE, f"row_offsets: the array is on {offsets_arr.where}, src is on "

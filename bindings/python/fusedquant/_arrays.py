@@ -109,17 +109,32 @@ def empty(kind, device, shape, name):
         return cupy.empty(shape, dtype)
 
 
+def capturing(kind, device):
+    """Whether the current stream of `device` is capturing a CUDA graph (never for host memory)."""
+    if device < 0:
+        return False
+    if kind == "torch":
+        return sys.modules["torch"].cuda.is_current_stream_capturing()
+    import cupy
+    with cupy.cuda.Device(device):
+        return cupy.cuda.get_current_stream().is_capturing()
+
+
 def from_values(kind, device, values, name):
-    """A 1-D array of `values` on the device (for scalar inputs such as static_scale=0.5)."""
+    """A 1-D array of `values` on the device (for scalar inputs such as static_scale=0.5). PyTorch copies from
+    pinned host memory, asynchronously on the current stream; CuPy copies synchronously. The caller refuses
+    numbers during CUDA-graph capture (capturing()), where a copy would be baked into the graph."""
     host = np.asarray(values, dtype=name).reshape(-1)
     if kind == "numpy":
         return host
     if kind == "torch":
         import torch
-        return torch.from_numpy(host).to("cpu" if device < 0 else f"cuda:{device}")
+        t = torch.from_numpy(host)
+        # torch's pinned-memory allocator keeps the buffer until the asynchronous copy has run
+        return t if device < 0 else t.pin_memory().to(f"cuda:{device}", non_blocking=True)
     import cupy
     with cupy.cuda.Device(device):
-        return cupy.asarray(host)
+        return cupy.asarray(host)  # CuPy's pinned pool does not follow streams: a synchronous copy
 
 
 def as_strided(kind, storage, shape, strides):
@@ -151,3 +166,65 @@ def device_guard(kind, device):
 
 def ceil_div(a, b):
     return -(-a // b)
+
+
+# ---- objects of other frameworks: DLPack and the CUDA array interface ----
+_DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
+
+
+def _foreign(obj):
+    """Whether obj is an array of a framework this module does not speak but can read through DLPack or the
+    CUDA array interface."""
+    return (hasattr(obj, "__dlpack__") or hasattr(obj, "__cuda_array_interface__")) and \
+        not isinstance(obj, np.ndarray) and type(obj).__module__.partition(".")[0] not in ("torch", "cupy")
+
+
+def _bridge(obj):
+    """obj as a PyTorch tensor (when torch is importable), else a CuPy array (GPU) or a NumPy array (host),
+    sharing its memory."""
+    on_gpu = hasattr(obj, "__cuda_array_interface__") or \
+        obj.__dlpack_device__()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
+    try:
+        import torch
+        return torch.from_dlpack(obj) if hasattr(obj, "__dlpack__") else \
+            torch.as_tensor(obj, device="cuda")  # torch reads __cuda_array_interface__ in place
+    except ImportError:
+        pass
+    if on_gpu:
+        import cupy
+        return cupy.from_dlpack(obj) if hasattr(obj, "__dlpack__") else cupy.asarray(obj)
+    return np.from_dlpack(obj)
+
+
+def _importer(obj):
+    """The from_dlpack of obj's framework (JAX: jax.numpy.from_dlpack), or None."""
+    module = type(obj).__module__.partition(".")[0]
+    if module in ("jax", "jaxlib"):
+        module = "jax.numpy"
+    return getattr(sys.modules.get(module), "from_dlpack", None)
+
+
+def framework_neutral(function):
+    """function(x, ...) also for an x of another framework: x and the array arguments of that framework are read
+    in place through DLPack (or __cuda_array_interface__), and the arrays of the result come back in x's
+    framework where it imports DLPack; otherwise they stay the bridge framework's (DLPack-capable) arrays."""
+    import functools
+
+    @functools.wraps(function)
+    def call(x, *args, **kwargs):
+        if not _foreign(x):
+            return function(x, *args, **kwargs)
+        args = [_bridge(a) if _foreign(a) else a for a in args]
+        kwargs = {k: _bridge(v) if _foreign(v) else v for k, v in kwargs.items()}
+        result = function(_bridge(x), *args, **kwargs)
+        importer = _importer(x)
+
+        def back(r):
+            if r is None or importer is None or not hasattr(r, "__dlpack__"):
+                return r
+            try:
+                return importer(r)
+            except (BufferError, TypeError, RuntimeError, ValueError):  # a dtype the framework cannot import
+                return r
+        return tuple(back(r) for r in result) if isinstance(result, tuple) else back(result)
+    return call

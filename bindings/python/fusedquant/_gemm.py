@@ -3,7 +3,8 @@ docs/gemm.md) over arrays of the caller's framework."""
 import dataclasses
 
 from . import _arrays
-from ._api import _attributes, _col_values, _ctype, _pointer_value, _rows, _scales, _values, _writable
+from ._api import (_attributes, _col_values, _ctype, _pointer_value, _rows, _scales, _values, _with_implied,
+                   _writable, device_numbers)
 from ._arrays import ceil_div, wrap
 from ._core import (ENUMS, DataType, FusedQuantError, GroupedGemmDesc, QuantDesc, Status, TensorLayout,
                     default_handle, to_enum)
@@ -55,7 +56,7 @@ def _small(name, value, x, dtype, count):
     try:
         arr = wrap(value)
     except TypeError:
-        value = _arrays.from_values(x.kind, x.device, value, dtype)
+        value = device_numbers(name, x.kind, x.device, value, dtype)
         arr = wrap(value)
     if arr.device != x.device:
         raise FusedQuantError(Status.INVALID_VALUE, f"{name}: the array is on {arr.where}, a is on {x.where}")
@@ -131,7 +132,7 @@ def grouped_gemm(a, a_scales, b, b_scales, *, num_groups=None, group_offsets=Non
             g.set("group_counts_pointer", _small("group_counts", group_counts, x, "int32", num_groups))
         if alpha is not None:
             g.set("alpha_pointer", _small("alpha", alpha, x, "float32", num_groups))
-        settings = _attributes(attributes)
+        settings = _with_implied(_attributes(attributes))  # the scheme's own types, as quantize() sets them
         for attr, value in settings.items():
             epi.set(attr, _pointer_value(attr, value, x) if _ctype(attr).endswith("*") and value is not None
                     else value)

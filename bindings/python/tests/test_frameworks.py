@@ -150,3 +150,66 @@ def test_torch_cpu_tensors_run_on_the_host_backend_and_come_back_as_tensors():
         ml_dtypes.bfloat16), **attrs)[1]))
     out = torch.empty(12, 192, dtype=torch.uint8)
     assert fq.quantize(x, out=out, **attrs)[0] is out and np.array_equal(out.numpy(), q_host)
+
+
+class DLPackOnly:
+    """An array of a framework fusedquant does not know: it speaks DLPack (or the CUDA array interface) only."""
+
+    def __init__(self, a, cuda_array_interface=False):
+        self.a = a
+        if cuda_array_interface:
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+        else:
+            self.__dlpack__, self.__dlpack_device__ = a.__dlpack__, a.__dlpack_device__
+
+
+def elements(a):
+    """uint8 NumPy bytes of a NumPy / torch / cupy / JAX result."""
+    if type(a).__module__.partition(".")[0] in ("jax", "jaxlib"):
+        return np.asarray(a).view(np.uint8)
+    return a.view(np.uint8) if isinstance(a, np.ndarray) else as_bytes(a)
+
+
+def test_an_object_with_only_dlpack_is_read_in_place_and_equals_the_numpy_call():
+    x = np.random.default_rng(3).standard_normal((6, 512)).astype(np.float16)
+    attrs = dict(activation="silu", gate_layout="split", group_size=64)
+    q, s = fq.quantize(DLPackOnly(x), **attrs)
+    want_q, want_s = fq.quantize(x, **attrs)
+    assert hasattr(q, "__dlpack__") and hasattr(s, "__dlpack__")
+    assert np.array_equal(elements(q), want_q.view(np.uint8))
+    assert np.array_equal(elements(np.ascontiguousarray(s) if isinstance(s, np.ndarray) else s.contiguous()),
+                          np.ascontiguousarray(want_s).view(np.uint8))
+
+
+@needs_torch_cuda
+def test_a_cuda_array_interface_object_runs_on_its_gpu_and_nvfp4_leaves_the_amax_in_a_given_workspace():
+    x = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    q, s = fq.quantize(DLPackOnly(x.view(torch.int16), cuda_array_interface=True), in_dtype="bf16", group_size=128)
+    want_q, want_s = host_result(x.view(torch.int16).cpu().numpy().view(ml_dtypes.bfloat16), group_size=128)
+    assert np.array_equal(as_bytes(q), want_q)
+    workspace = torch.zeros(4, dtype=torch.uint8, device="cuda")
+    fq.quantize(x, scheme="nvfp4", workspace=workspace)
+    assert workspace.view(torch.float32).item() == x.float().abs().max().item()
+
+
+@needs_torch_cuda
+def test_numbers_go_to_the_gpu_from_pinned_memory_and_are_refused_during_capture():
+    x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)
+    q, s = fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
+    assert s.is_cuda and s.item() == 0.5
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(fq.FusedQuantError, match="static_scale: numbers cannot be copied to the GPU while"):
+        with torch.cuda.graph(graph):
+            fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
+
+
+def test_jax_arrays_come_back_as_jax_arrays_where_jax_imports_the_dtype():
+    """A JAX array (the device image has JAX) is read through DLPack; float32 scales come back as a JAX array,
+    values of an fp8 dtype JAX's DLPack import may lack come back DLPack-capable."""
+    jnp = pytest.importorskip("jax.numpy")
+    x_np = np.random.default_rng(4).standard_normal((8, 256)).astype(ml_dtypes.bfloat16)
+    q, s = fq.quantize(jnp.asarray(x_np), group_size=128)
+    want_q, want_s = fq.quantize(x_np, group_size=128)
+    assert type(s).__module__.partition(".")[0] in ("jax", "jaxlib")
+    assert np.array_equal(np.asarray(s), want_s) and hasattr(q, "__dlpack__")
+    assert np.array_equal(elements(q), want_q.view(np.uint8))

@@ -174,3 +174,12 @@ def test_grouped_gemm_scale_query_gives_one_per_tensor_scale_per_group():
             info = g.scale_buffer_info(per_tensor, 40, 256, which)
             assert (info.bytes, info.batch) == (3 * 4, 3)
             assert g.scale_buffer_info(per_group, 40, 256, which) == per_group.scale_buffer_info(40, 256, which)
+
+
+def test_the_epilogue_scheme_sets_its_own_types_as_quantize_does(rng):
+    """scheme="mxfp8" alone gives E8M0 scales (and "nvfp4" e2m1 values with e4m3 block scales), as in quantize()."""
+    a, sa, b, sb, offsets = problem(rng, 64, 256, 256, 2)
+    r = fq.grouped_gemm(a, sa, b, sb, group_offsets=offsets, scheme="mxfp8")
+    assert r.values.dtype == E4M3 and r.scales.dtype == ml_dtypes.float8_e8m0fnu
+    r = fq.grouped_gemm(a, sa, b, sb, group_offsets=offsets, scheme="nvfp4", global_amax=4.0)
+    assert r.values.shape == (64, 128) and r.scales.dtype == E4M3

@@ -39,3 +39,11 @@ def test_fusedquant_library_overrides_where_the_library_is_looked_for(tmp_path):
     copy = tmp_path / "libfusedquant.so.0"
     shutil.copyfile(fusedquant.library_path, copy)
     assert Path(_import_in_a_new_process({"FUSEDQUANT_LIBRARY": str(copy)})) == copy
+
+
+def test_the_torch_names_say_they_need_torch_where_it_is_missing():
+    import importlib.util
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed: tests/test_torch_ops.py covers the names")
+    with pytest.raises(ImportError, match="fusedquant.silu_and_mul_quant needs PyTorch"):
+        fusedquant.silu_and_mul_quant

@@ -55,13 +55,18 @@ __device__ __forceinline__ GatePair input_columns(const Params& p, int j0) {
     else return two_stream_columns(p, j0);
 }
 
+// The 16-byte loads of the inputs at `at` (input_columns) of the input row `row`.
 template <class S>
-__device__ __forceinline__ RawWords load_words(const Params& p, const uint16_t* row, int j0) {
+__device__ __forceinline__ RawWords load_words_at(const uint16_t* row, GatePair at) {
     RawWords r{};
-    const GatePair at = input_columns<S>(p, j0);
     r.a = *reinterpret_cast<const uint4*>(row + at.gate);
     if constexpr (S::gate != GateKind::None) r.b = *reinterpret_cast<const uint4*>(row + at.up);
     return r;
+}
+
+template <class S>
+__device__ __forceinline__ RawWords load_words(const Params& p, const uint16_t* row, int j0) {
+    return load_words_at<S>(row, input_columns<S>(p, j0));
 }
 
 __device__ __forceinline__ Raw8 raw8_of(const RawWords& w) {

@@ -1,0 +1,297 @@
+"""The torch operators (fusedquant/torch_ops.py): opcheck, torch.compile, CUDA graphs, the functional names.
+CPU tensors run the host backend (these run in CI); the CUDA tests run on the device and skip elsewhere."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch.library, "custom_op"):
+    pytest.skip("torch.library.custom_op needs torch >= 2.4", allow_module_level=True)
+
+import fusedquant as fq  # noqa: E402
+from fusedquant import torch_ops  # noqa: E402
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+DEVICES = ["cpu", pytest.param("cuda", marks=cuda)]
+
+
+def same_bytes(a, b):
+    if a is None or b is None:
+        return a is b
+    a, b = torch.as_tensor(a).cpu(), torch.as_tensor(b).cpu()
+    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+def act(device, rows=8, width=512, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(rows, width, generator=g) * 3).to(torch.bfloat16).to(device)
+
+
+# Every kind of configuration the general operator serves: schemes, layouts, both outputs, MoE.
+CONFIGS = {
+    "silu_group128": dict(activation="silu", gate_layout="split", group_size=128),
+    "group64_col_major_tma_ue8m0": dict(group_size=64, scale_layout="col_major_tma", scale_rounding="pow2_ceil"),
+    "packed_ue8m0": dict(scale_layout="packed_ue8m0"),
+    "per_token_int8": dict(scheme="per_token", out_dtype="int8"),
+    "per_tensor_dynamic": dict(scheme="per_tensor_dynamic"),
+    "block2d": dict(scheme="block_2d"),
+    "mxfp8_swizzled": dict(scheme="mxfp8", scale_layout="swizzled_128x4"),
+    "mxfp4": dict(scheme="mxfp4"),
+    "nvfp4": dict(scheme="nvfp4", scale_layout="swizzled_128x4"),
+    "rowwise_and_columnwise": dict(outputs=int(fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE), scheme="mxfp8"),
+    "columnwise_transposed": dict(outputs="columnwise", columnwise_transpose=1, scheme="mxfp8"),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", CONFIGS)
+def test_opcheck_of_the_general_operator(name, device):
+    x = act(device)
+    torch.library.opcheck(torch.ops.fusedquant.quantize, (x, torch_ops._config(CONFIGS[name])))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_of_the_moe_layouts_static_scale_and_out_variant(device):
+    x = act(device, rows=12)
+    offsets = torch.tensor([0, 5, 5, 12], dtype=torch.int32, device=device)
+    moe = torch_ops._config(dict(activation="silu", gate_layout="split", moe_layout="contiguous",
+                                 moe_num_experts=3))
+    torch.library.opcheck(torch.ops.fusedquant.quantize, (x, moe), dict(moe_offsets=offsets))
+    masked = torch_ops._config(dict(moe_layout="masked", moe_num_experts=3, scheme="mxfp8"))
+    counts = torch.tensor([4, 0, 3], dtype=torch.int32, device=device)
+    torch.library.opcheck(torch.ops.fusedquant.quantize, (x.view(3, 4, 512), masked), dict(moe_counts=counts))
+    scale = torch.tensor([0.25], device=device)
+    torch.library.opcheck(torch.ops.fusedquant.quantize, (x, "scheme=per_tensor_static"), dict(static_scale=scale))
+    out = torch.empty(8, 512, dtype=torch.uint8, device=device)  # fp8 bytes (opcheck computes on its inputs)
+    scales = torch.empty(8, 4, dtype=torch.float32, device=device)
+    torch.library.opcheck(torch.ops.fusedquant.quantize_out, (act(device), "group_size=128", out, scales))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_of_repack_scales(device):
+    _, s = fq.mxfp8_quantize(act(device), scale_layout="row_major")
+    args = (s.reshape(-1).contiguous().view(torch.uint8), 8, 16, "row_major", "swizzled_128x4", "e8m0")
+    torch.library.opcheck(torch.ops.fusedquant.repack_scales, args)
+    swizzled = torch_ops.repack_scales(*args[:3], src_layout="row_major", dst_layout="swizzled_128x4",
+                                       scale_dtype="e8m0")
+    assert same_bytes(swizzled, fq.mxfp8_quantize(act(device))[1].view(torch.uint8))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rows", [0, 1, 8, 130])
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_operator_writes_the_bytes_of_the_python_layer(name, rows, device):
+    x, attrs = act(device, rows=rows), dict(CONFIGS[name])
+    outs = torch.ops.fusedquant.quantize(x, torch_ops._config(attrs))
+    ref = fq.quantize(x, **attrs, **({"global_amax": outs[4]} if name == "nvfp4" else {}))
+    for got, want in zip(outs[:4], ref):
+        if want is None:
+            assert got.numel() == 0
+        elif rows == 0:  # nothing written: the same sizes
+            assert storage(got).numel() == storage(want).numel()
+        else:
+            assert torch.equal(storage(got), storage(want))
+
+
+def storage(t):
+    """The bytes of t's whole storage (the padding of a scale layout included)."""
+    t = torch.as_tensor(t)
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def test_functional_names_default_from_the_scheme_and_match_the_python_layer():
+    x = act("cpu")
+    v, s = fq.silu_and_mul_quant(x)
+    rv, rs = fq.quantize(x, activation="silu", gate_layout="split", group_size=128)
+    assert v.dtype == torch.float8_e4m3fn and v.shape == (8, 256) and same_bytes(v, rv) and same_bytes(s, rs)
+    assert fq.mxfp8_quantize(x)[1].dtype == getattr(torch, "float8_e8m0fnu", torch.uint8)
+    q, bs, amax = fq.nvfp4_quantize(x)
+    assert q.dtype == getattr(torch, "float4_e2m1fn_x2", torch.uint8) and q.shape == (8, 256)
+    assert bs.dtype == torch.float8_e4m3fn
+    assert amax.item() == x.float().abs().max().item()  # identity: the global amax is max |x|
+    rq, rbs = fq.quantize(x, scheme="nvfp4", scale_layout="swizzled_128x4", global_amax=amax)
+    assert same_bytes(q, rq) and same_bytes(bs, rbs)
+    given = torch.tensor([8.0])
+    assert fq.nvfp4_quantize(x, given)[2] is given
+    v, s = fq.per_token_group_quant(x, 64, column_major_scales=True, use_ue8m0=True)
+    rv, rs = fq.quantize(x, group_size=64, scale_layout="col_major_tma", scale_rounding="pow2_ceil")
+    assert same_bytes(v, rv) and same_bytes(s, rs) and s.stride() == (1, 8)
+    assert same_bytes(fq.swiglu_oai_quant(x)[0], fq.quantize(x, activation="swiglu_oai", gate_layout="interleaved")[0])
+    assert same_bytes(fq.gelu_and_mul_quant(x, approximate="tanh")[1],
+                      fq.quantize(x, activation="gelu_tanh", gate_layout="split")[1])
+    assert fq.per_token_quant(x)[1].shape == (8, 1)
+    assert fq.per_tensor_quant(x, 0.5)[1].tolist() == [0.5]
+    assert fq.per_tensor_quant(x)[1].numel() == 1
+
+
+def test_a_gated_activation_name_without_gate_layout_is_an_error_in_the_functional_api_only():
+    x = act("cpu")
+    with pytest.raises(ValueError, match="gate_layout"):
+        torch_ops.quantize(x, activation="silu")
+    values = torch.ops.fusedquant.quantize(x, "activation=silu")[0]  # the general operator: the C semantics
+    assert values.shape == (8, 512)
+
+
+def test_nvfp4_with_a_masked_moe_layout_on_the_host_needs_the_global_amaxes():
+    x = act("cpu", rows=8).view(2, 4, 512)
+    with pytest.raises(fq.FusedQuantError, match="global_amax"):
+        fq.nvfp4_quantize(x, moe_layout="masked", moe_num_experts=2, moe_counts=torch.tensor([4, 2], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_row_laws_of_symbolic_shapes_equal_the_library_queries(name):
+    """torch.compile(dynamic=True) sizes the outputs of a symbolic row count by laws fitted to the library's
+    queries (torch_ops._row_laws): they must equal the queries at every row count."""
+    config = torch_ops._config(CONFIGS[name])
+    laws = torch_ops._row_laws(config, 512, False)
+    assert laws is not None
+    for rows in range(2, 300):
+        want = torch_ops._row_sizes(config, 512, False, rows)
+        assert want == {name: a * -(-rows // p) + b for name, p, a, b in laws}, rows
+
+
+def gemm_problem(device, m=40, k=256, n=256, e=2):
+    """fp8 A [M, K], B [E, N, K] (no NaN codes), their float32 scales and group offsets leaving rows unowned."""
+    g = torch.Generator().manual_seed(5)
+
+    def fp8(*shape):
+        bits = torch.randint(0, 256, shape, generator=g, dtype=torch.uint8)
+        bits[(bits & 0x7F) == 0x7F] = 0x38
+        return bits.view(torch.float8_e4m3fn).to(device)
+    a, b = fp8(m, k), fp8(e, n, k)
+    a_scales = (torch.rand(k // 128, -(-m // 4) * 4, generator=g) * 2.0**-6).to(device)
+    b_scales = (torch.rand(e, n // 128, k // 128, generator=g) * 2.0**-7).to(device)
+    offsets = torch.tensor([0, 13, 33], dtype=torch.int32, device=device)
+    return a, a_scales, b, b_scales, offsets
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("attrs", [dict(activation="silu", gate_layout="split", group_size=128),
+                                   dict(scheme="mxfp8", outputs=int(fq.Outputs.ROWWISE | fq.Outputs.COLUMNWISE))])
+def test_opcheck_of_the_grouped_gemm_and_its_bytes(device, attrs):
+    a, sa, b, sb, offsets = gemm_problem(device)
+    args = (a.view(torch.uint8), sa, b.view(torch.uint8), sb, torch_ops._config(attrs), 2, offsets)  # fp8 bytes
+    torch.library.opcheck(torch.ops.fusedquant.grouped_gemm, args, dict(want_d=True))
+    c, d, values, scales, col_values, col_scales = torch.ops.fusedquant.grouped_gemm(*args, want_d=True)
+    r = fq.grouped_gemm(a, sa, b, sb, group_offsets=offsets, d=True, **attrs)
+    owned = slice(0, 33)  # rows no group owns stay zero in the operator, unwritten in fq.grouped_gemm
+    assert same_bytes(c[owned], r.c[owned]) and same_bytes(d[owned], r.d[owned])
+    assert same_bytes(values[owned], torch.as_tensor(r.values)[owned])
+
+
+class MLP(torch.nn.Module):
+    """Two FP8 GEMMs with fq's activation quantization between them (the torch._scaled_mm of the device is
+    replaced by a dequantizing matmul on the CPU)."""
+
+    def __init__(self, hidden=256, inter=512, device="cpu"):
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        self.w1 = torch.nn.Parameter((torch.randn(2 * inter, hidden, generator=g) / 16).to(device), requires_grad=False)
+        self.w2 = torch.nn.Parameter((torch.randn(hidden, inter, generator=g) / 16).to(device), requires_grad=False)
+
+    def forward(self, x):
+        q, s = fq.per_tensor_quant(x.to(torch.bfloat16))
+        h = (q.float() * s) @ self.w1.t()
+        q2, s2 = fq.silu_and_mul_quant(h.to(torch.bfloat16), group_size=128)
+        y = (q2.float().view(*q2.shape[:-1], -1, 128) * s2.unsqueeze(-1)).flatten(-2) @ self.w2.t()
+        q3, s3, amax = fq.nvfp4_quantize(y.to(torch.bfloat16), scale_layout="row_major")
+        return y, q3.view(torch.uint8), s3.view(torch.uint8), amax
+
+
+def test_torch_compile_fullgraph_dynamic_has_no_graph_break_and_the_bytes_of_eager():
+    torch._dynamo.reset()
+    model = MLP()
+    compiled = torch.compile(model, fullgraph=True, dynamic=True, backend="aot_eager")
+    for rows in (16, 24, 200):
+        x = act("cpu", rows=rows, width=256, seed=rows)
+        with torch._dynamo.config.patch(error_on_recompile=rows != 16):  # one graph for every token count
+            got = compiled(x)
+        for g, w in zip(got, model(x)):
+            assert same_bytes(g, w)
+    explained = torch._dynamo.explain(model)(act("cpu", rows=16, width=256))
+    assert explained.graph_break_count == 0
+
+
+def test_numbers_in_a_compiled_function_become_constants_of_the_graph():
+    torch._dynamo.reset()
+
+    def f(x):
+        return fq.per_tensor_quant(x, 0.5)[0], fq.nvfp4_quantize(x, 6.0)[0]
+    x = act("cpu", rows=16)
+    for got, want in zip(torch.compile(f, fullgraph=True, dynamic=True, backend="aot_eager")(x), f(x)):
+        assert same_bytes(got, want)
+
+
+# ---- CUDA: the device runs these ----
+
+@cuda
+def test_cuda_graph_capture_and_replay_including_nvfp4_device_amax():
+    x = act("cuda", rows=64)
+    scale = torch.tensor([0.5], device="cuda")
+    fq.nvfp4_quantize(x), fq.silu_and_mul_quant(x), fq.per_tensor_quant(x, scale)  # warm up outside capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        q, bs, amax = fq.nvfp4_quantize(x)
+        v, s = fq.silu_and_mul_quant(x)
+        vs, _ = fq.per_tensor_quant(x, scale)
+    for seed in (1, 2):
+        x.copy_(act("cuda", rows=64, seed=seed))
+        scale.fill_(0.25 * seed)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert amax.item() == x.float().abs().max().item()
+        rq, rbs, ramax = fq.nvfp4_quantize(x.cpu())
+        assert same_bytes(q, rq) and same_bytes(bs, rbs) and same_bytes(amax, ramax)
+        assert all(same_bytes(a, b) for a, b in zip((v, s), fq.silu_and_mul_quant(x.cpu())))
+        assert same_bytes(vs, fq.per_tensor_quant(x.cpu(), scale.cpu())[0])
+
+
+@cuda
+def test_numbers_are_refused_during_capture_and_device_tensors_are_not():
+    x = act("cuda")
+    fq.per_tensor_quant(x, torch.tensor([0.5], device="cuda"))
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(fq.FusedQuantError, match="static_scale: numbers cannot be copied to the GPU while"):
+        with torch.cuda.graph(graph):
+            fq.quantize(x, scheme="per_tensor_static", static_scale=0.5)
+
+
+@cuda
+def test_done_when_of_issue_47():
+    """The 'Done when' script: silu_and_mul + fp8 group 128 and NVFP4 on a CUDA tensor, and torch.compile
+    (fullgraph) of a two-GEMM FP8 MLP of fq's operators and torch._scaled_mm."""
+    x = torch.randn(64, 2 * 2048, device="cuda", dtype=torch.bfloat16)
+    q, s = fq.silu_and_mul_quant(x, group_size=128)
+    assert q.shape == (64, 2048) and q.dtype == torch.float8_e4m3fn and s.shape == (64, 16)
+    q4, bs, amax = fq.nvfp4_quantize(x)
+    assert q4.shape == (64, 2048) and amax.is_cuda
+    assert fq.silu_and_mul_quant(x[:8].cpu(), scheme="per_tensor_dynamic")[1].numel() == 1  # no group size
+
+    w1 = (torch.randn(2 * 1024, 512, device="cuda") / 16).to(torch.float8_e4m3fn)
+    w2 = (torch.randn(512, 1024, device="cuda") / 16).to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+
+    def mlp(h):
+        qa, sa = fq.per_tensor_quant(h)
+        g = torch._scaled_mm(qa, w1.t(), scale_a=sa.reshape(()), scale_b=one, out_dtype=torch.bfloat16)
+        qb, sb = fq.silu_and_mul_quant(g, scheme="per_tensor_dynamic")
+        return torch._scaled_mm(qb, w2.t(), scale_a=sb.reshape(()), scale_b=one, out_dtype=torch.bfloat16)
+    h = torch.randn(64, 512, device="cuda", dtype=torch.bfloat16)
+    torch._dynamo.reset()
+    assert same_bytes(torch.compile(mlp, fullgraph=True)(h), mlp(h))
+
+
+def test_dlpack_only_objects_are_read_in_place_and_come_back_as_dlpack_arrays():
+    class Foreign:  # a framework fusedquant does not know: DLPack only
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, **kw):
+            return self.t.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+    x = act("cpu")
+    v, s = fq.quantize(Foreign(x), activation="silu", gate_layout="split")
+    rv, rs = fq.quantize(x, activation="silu", gate_layout="split")
+    assert hasattr(v, "__dlpack__") and same_bytes(v, rv) and same_bytes(s, rs)
+    assert np.array_equal(np.from_dlpack(s), rs.numpy())
