@@ -15,7 +15,8 @@ namespace fq::cuda {
 
 // The grid of each per-group kernel of skeleton K. Plain kernels: blocks in memory order, a plain problem has no
 // MoE layout, so one scale block; the swizzled and column-run forms' blocks span several rows (plain_quant.cuh).
-// General kernel: one block per row, then the padding-row blocks; column blocks of 1024 outputs, rows fastest.
+// Decode kernel: its own launch (decode_quant.cuh). General kernel: one block per row, then the padding-row
+// blocks; column blocks of 1024 outputs, rows fastest.
 template <Skeleton K, class S, bool kVec, bool kHwCvt, bool kPdl, bool kMx>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
