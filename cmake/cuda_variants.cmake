@@ -5,6 +5,7 @@ function(fq_add_cuda_kernels target archs)
   target_sources(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/variants.cu
+    ${PROJECT_SOURCE_DIR}/src/kernels/scale_steps.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/scale_repack.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/block2d.cu
     ${PROJECT_SOURCE_DIR}/src/kernels/gemm/grouped_gemm_sm90.cu)

@@ -548,7 +548,10 @@ TEST_CASE("fq info: version, the build's CUDA architectures, the GPUs seen and t
     if (r.out.find("CUDA architectures: none") != std::string::npos)
         CHECK(r.out.find("CUDA architectures: none: host backend only") != std::string::npos);
     CHECK(r.out.find(gpus ? "GPU 0: compute capability " : "GPUs: none (") != std::string::npos);
-    CHECK(r.out.find("host backend: variant per operation:") != std::string::npos);
+    CHECK(r.out.find("host backend:\n") != std::string::npos);
+    // The handle's dispatch entries with their FQ_HANDLE_VARIANT index, then the kernel each operation runs.
+    CHECK(r.out.find("     0  host.reference: ") != std::string::npos);
+    CHECK(r.out.find("  the kernel each operation runs:") != std::string::npos);
     // One line per scheme, each naming the variant fqQuerySupport gives on the host backend.
     fqHandle_t host = nullptr;
     REQUIRE(fqCreate(&host, FQ_BACKEND_HOST, -1) == FQ_STATUS_SUCCESS);

@@ -52,6 +52,8 @@ struct Problem {
 std::vector<Problem> problems() {
     std::vector<Problem> v;
     v.push_back({"per-group 128, fp32 ROW_MAJOR scales"});
+    { Problem p{"per-group 128, fp32 COL_MAJOR_TMA scales (the .plain.column_runs entries run it)"};
+      p.layout = FQ_SCALE_LAYOUT_COL_MAJOR_TMA; v.push_back(p); }
     { Problem p{"per-token"}; p.scheme = FQ_SCHEME_PER_TOKEN; v.push_back(p); }
     { Problem p{"per-tensor dynamic (memset, amax, quantize, finalize)"}; p.scheme = FQ_SCHEME_PER_TENSOR_DYNAMIC; v.push_back(p); }
     { Problem p{"per-tensor static (device scale)"}; p.scheme = FQ_SCHEME_PER_TENSOR_STATIC; v.push_back(p); }

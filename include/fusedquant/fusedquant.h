@@ -262,7 +262,9 @@ enum fqHandleAttribute {
 #ifdef FQ_EXPERIMENTAL_API
     /* FQ_EXPERIMENTAL: tuning and test knobs, not covered by the ABI promise (docs/abi.md). */
     FQ_HANDLE_VARIANT = 5,      /**< int32_t, read-write, default -1 (the dispatcher chooses): pin execution
-                                     to variant `index` of fqGetVariantName, for `fq check` and tests */
+                                     to entry `index` of fqGetVariantName (the selection order; `fq info`
+                                     lists it), which then runs every problem its kernel runs, whatever
+                                     FQ_HANDLE_WIDE_TILE_MIN; for `fq check` and tests */
     FQ_HANDLE_WIDE_TILE_MIN = 6 /**< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with
                                      FP32 intermediates and no MoE layout (routing probability or not) run 16
                                      outputs a thread (the faster kernel once the GPU is full) where they
@@ -411,13 +413,16 @@ FQ_API fqStatus_t fqGetScaleBufferInfo(fqQuantDesc_t desc, int64_t rows, int64_t
 FQ_API fqStatus_t fqGetWorkspaceSize(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t input,
                                      fqTensorLayout_t output, size_t* sizeInBytes);
 
-/** Would fqQuantize run this problem on this handle? SUCCESS and the variant's name in `variantName`
- *  (NUL-terminated, truncated to `nameCapacity`; may be NULL), or the status and message execution
- *  would give. Pointers are not checked (there are none yet). */
+/** Would fqQuantize run this problem on this handle? SUCCESS and the name of the kernel that runs it (the
+ *  dispatch entry, e.g. "sm90.plain.swizzled") in `variantName` (NUL-terminated, truncated to `nameCapacity`;
+ *  may be NULL), or the status and message execution would give. Pointers are not checked (there are none
+ *  yet): the answer is for 16-byte aligned ones (others run an ".unaligned" entry, or for a scale pointer
+ *  off 16 bytes "smXX.plain" instead of "smXX.plain.swizzled"). */
 FQ_API fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_t input,
                                  fqTensorLayout_t output, char* variantName, size_t nameCapacity);
 
-/** The dispatch table: the number of kernel variants registered for this handle's backend. */
+/** The dispatch table: the number of entries (one per kernel skeleton and form) for this handle's backend
+ *  and architecture, in the order the dispatcher tries them. */
 FQ_API fqStatus_t fqGetVariantCount(fqHandle_t handle, int32_t* count);
 /** The description of variant `index` ("name: what it covers"), NUL-terminated and truncated to
  *  `nameCapacity` (which must be at least 1). */

@@ -39,6 +39,11 @@ static_assert(int(RepackBatching::BlocksToStacked) == FQ_SCALE_REPACK_BLOCKS_TO_
 
 namespace {
 
+// What the dispatcher reads of a handle: the facts fqCreate cached and the handle's options.
+DeviceFacts device_facts(const fqContext& h) {
+    return DeviceFacts{h.arch, h.sm_count, h.allow_pdl != 0, h.wide_tile_min};
+}
+
 #define FQ_DESC_ATTR(ID, member, type, lo, hi) \
     Attr { ID, #ID, AttrType::type, offsetof(fqQuantDescOpaque, member), true, lo, hi }
 
@@ -124,24 +129,32 @@ fqStatus_t resolve(const QuantObjects& o, fqPlanOpaque* p) {
     return build_config(o.handle, o.desc, o.in, o.out, &p->config);
 }
 
-// The variant that runs `c` (a resolved problem with its buffers' alignment in c.vector_aligned): the plan's
-// choice, or the dispatcher's now. The API's one call of the dispatcher.
+// A plan's slot for the variant of buffers of c's alignment (fqPlanOpaque::variant); kAlignedSlot: every buffer
+// and row stride 16-byte aligned.
+constexpr int kAlignedSlot = 3;
+int variant_slot(const OpConfig& c) { return (c.vector_aligned ? 1 : 0) + (c.scales_aligned ? 2 : 0); }
+
+// The variant that runs `c` (a resolved problem with its buffers' alignment in c.vector_aligned and
+// c.scales_aligned): the plan's choice, or the dispatcher's now. The API's one call of the dispatcher.
 fqStatus_t choose_variant(const fqPlanOpaque& p, const OpConfig& c, const Variant** v) {
-    if (const Variant* chosen = p.variant[c.vector_aligned ? 1 : 0]) {
+    if (const Variant* chosen = p.variant[variant_slot(c)]) {
         *v = chosen;
         return FQ_STATUS_SUCCESS;
     }
-    return select_variant(p.handle.backend, p.handle.arch, p.handle.variant, c, v);
+    return select_variant(p.handle.backend, device_facts(p.handle), p.handle.variant, c, v);
 }
 
-// Chooses, where it can, the variant of a resolved problem ahead of its buffers, for 16-byte-aligned buffers
-// and row strides or for others. Where no variant runs it, nullptr stays, to be refused when the call gets
+// Chooses, where it can, the variant of a resolved problem ahead of its buffers, for 16-byte-aligned data
+// buffers and row strides or for others, with a 16-byte-aligned scale buffer (the usual case; calls with another
+// scale buffer choose per call). Where no variant runs it, nullptr stays, to be refused when the call gets
 // there (in the order fqQuantize checks things, so with its message).
 void choose_variant_ahead(fqPlanOpaque* p, bool aligned) {
     OpConfig c = p->config;
     c.vector_aligned = aligned;
-    if (choose_variant(*p, c, &p->variant[aligned ? 1 : 0]) != FQ_STATUS_SUCCESS) {
-        p->variant[aligned ? 1 : 0] = nullptr;
+    c.scales_aligned = true;
+    const int slot = variant_slot(c);
+    if (choose_variant(*p, c, &p->variant[slot]) != FQ_STATUS_SUCCESS) {
+        p->variant[slot] = nullptr;
         clear_last_error();
     }
 }
@@ -321,6 +334,7 @@ fqStatus_t quantize(const fqPlanOpaque& p, DescriptorPointers desc_ptrs, const v
         FQ_TRY(check_devices(h, buffers));
     }
     c.vector_aligned = aligned16(input) && aligned16(output) && (c.in_ld * 2) % 16 == 0 && c.out_ld % 16 == 0;
+    c.scales_aligned = aligned16(scales);
     const Variant* v = nullptr;
     FQ_TRY(choose_variant(p, c, &v));
     // After the variant: a problem no variant runs is NOT_SUPPORTED, as fqGetWorkspaceSize says.
@@ -333,9 +347,8 @@ fqStatus_t quantize(const fqPlanOpaque& p, DescriptorPointers desc_ptrs, const v
     if (needed_workspace > 0 && (reinterpret_cast<uintptr_t>(workspace) & 3u))
         return fail(FQ_STATUS_MISALIGNED, "workspace: {} is not 4-byte aligned (an fp32 amax)", workspace);
     if (needed_workspace > 0) FQ_TRY(cuda_check_pointer("workspace", workspace, h.device));
-    return v->run(LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
-                             reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0,
-                             h.wide_tile_min});
+    return v->run(v->form, LaunchArgs{c, input, output, scales, needed_workspace ? workspace : nullptr,
+                                      reinterpret_cast<void*>(stream), h.device, h.sm_count, h.allow_pdl != 0});
 }
 
 // fqPlanCreate's work after the objects are resolved (configure, which chose the variant for aligned buffers):
@@ -350,7 +363,7 @@ fqStatus_t make_plan(fqPlanOpaque* p) {
         FQ_TRY(check_devices(h, descriptor_pointers(p->config)));
     }
     choose_variant_ahead(p, false);
-    if (!p->variant[1]) {  // refused for aligned buffers: refused outright, as fqQuerySupport says
+    if (!p->variant[kAlignedSlot]) {  // refused for aligned buffers: refused outright, as fqQuerySupport says
         const Variant* v = nullptr;
         return choose_variant(*p, p->config, &v);
     }
@@ -633,7 +646,7 @@ fqStatus_t fqQuerySupport(fqHandle_t handle, fqQuantDesc_t desc, fqTensorLayout_
         FQ_TRY(configure(handle, desc, in, out, &p));
         const Variant* v = nullptr;
         FQ_TRY(choose_variant(p, p.config, &v));
-        copy_name(v->name, variant_name, capacity);
+        copy_name(v->name.c_str(), variant_name, capacity);
         return FQ_STATUS_SUCCESS;
     });
 }
@@ -701,7 +714,7 @@ fqStatus_t fqPlanGetVariantName(fqPlan_t plan, char* name_out, size_t capacity) 
         FQ_TRY(live_object("plan", plan, ObjectKind::Plan));
         if (!name_out) return fail(FQ_STATUS_NULL_POINTER, "name: NULL output buffer");
         if (capacity == 0) return fail(FQ_STATUS_INVALID_VALUE, "nameCapacity: 0 leaves no room for the terminating NUL");
-        copy_name(plan->variant[1]->name, name_out, capacity);
+        copy_name(plan->variant[kAlignedSlot]->name.c_str(), name_out, capacity);
         return FQ_STATUS_SUCCESS;
     });
 }

@@ -81,9 +81,11 @@ struct fqPlanOpaque {
     fqContext handle;
     int32_t in_dtype = FQ_TYPE_BF16, out_dtype = FQ_TYPE_FP8_E4M3FN;
     fq::OpConfig config;
-    // The variant for 16-byte-aligned buffers and row strides ([1]) and for others ([0]); nullptr: chosen
-    // when the call runs (fqQuantize, or a problem whose unaligned case no variant runs: refused then).
-    const fq::Variant* variant[2] = {nullptr, nullptr};
+    // The variants chosen ahead, by the buffers' alignment (variant_slot in src/api/api.cpp: +1 for 16-byte-
+    // aligned data buffers and row strides, +2 for a 16-byte-aligned scale buffer); nullptr: chosen when the call
+    // runs (fqQuantize, a scale buffer not 16-byte aligned, or a problem whose unaligned case no variant runs:
+    // refused then).
+    const fq::Variant* variant[4] = {nullptr, nullptr, nullptr, nullptr};
     // FQ_PLAN_* facts (fqPlanGetAttribute reads them by offset).
     struct Facts {
         int64_t workspace_bytes = 0, scale_bytes = 0, col_scale_bytes = 0;

@@ -58,8 +58,10 @@ struct OpConfig {
     ScaleGeometry col_scales;            // one block; `scale_batch` blocks as for the rowwise buffer
 
     // Execution facts (not part of the descriptor): whether input/output pointers and row strides allow
-    // 16-byte vector access. Queries without pointers assume they do.
+    // 16-byte vector access, and whether the rowwise scale pointer is 16-byte aligned. Queries without
+    // pointers assume they are.
     bool vector_aligned = true;
+    bool scales_aligned = true;
 
     bool gated() const { return gate != GateLayout::None; }
     int64_t groups_per_row() const { return (cols + group - 1) / group; }

@@ -1,5 +1,6 @@
 // The CUDA hooks of a library built without CUDA: every CUDA handle is refused clearly.
 #include "../common/status.h"
+#include "cuda_table.h"
 #include "device.h"
 #include "grouped_gemm.h"
 #include "scale_repack.h"
@@ -25,13 +26,14 @@ fqStatus_t cuda_scale_repack(const RepackPlan&, const void*, void*, void*) {
     return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
 }
 
+// Unreachable likewise: the CUDA entries of the dispatch table are selectable only on a CUDA handle.
+fqStatus_t launch_cuda_kernel(const KernelForm&, const LaunchArgs&) {
+    return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
+}
+
 // Unreachable likewise.
 fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig&, void*, int) {
     return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
 }
 
 }  // namespace fq
-
-#include "registry.h"
-void fq::register_cuda_variants(std::vector<Variant>&) {}
-void fq::register_cuda_block2d_variants(std::vector<Variant>&) {}

@@ -15,7 +15,7 @@ std::string host_refuse(const OpConfig& c) {
     return {};
 }
 
-fqStatus_t host_run(const LaunchArgs& a) {
+fqStatus_t host_run(const KernelForm&, const LaunchArgs& a) {
     host::quantize(a.cfg, a.input, a.output, a.scales);
     return FQ_STATUS_SUCCESS;
 }
@@ -26,7 +26,7 @@ void register_host_variants(std::vector<Variant>& table) {
     table.push_back({"host.reference",
                      "docs/spec.md on the CPU: every activation, gate layout, fp8/int8/BLOCK_2D/MXFP8/MXFP4/NVFP4 scheme and "
                      "scale layout, MoE layouts, rowwise and columnwise outputs",
-                     Backend::Host, 0, 0, host_refuse, host_run});
+                     Backend::Host, 0, 0, host_refuse, nullptr, KernelForm{Skeleton::Host}, host_run});
 }
 
 }  // namespace fq

@@ -15,6 +15,7 @@
 #include "../common/status.h"
 #include "../common/activate_column.h"
 #include "../dispatch/registry.h"
+#include "block2d.h"
 #include "fused_quant.cuh"
 #include "launch.cuh"
 
@@ -159,25 +160,7 @@ __global__ void __launch_bounds__(kThreads) block2d_generic(const Params p) {
     }
 }
 
-// ---- Which problems each form runs, and its launch -------------------------------------------------------
-std::string refuse(const OpConfig& c) {
-    if (c.scheme != Scheme::Block2D) return "runs the BLOCK_2D scheme only";
-    if (c.moe != MoeLayout::None) return "MoE layouts have no BLOCK_2D kernel in this version";
-    if (c.outputs != kOutputRowwise) return "columnwise outputs have no BLOCK_2D kernel in this version";
-    if (c.scales.padded_rows > 65535 || c.scales.cols > int64_t(INT32_MAX))
-        return fmt::format("{} x {} tiles exceed the launch grid (at most 65535 tile rows)", c.scales.padded_rows,
-                           c.scales.cols);
-    return {};
-}
-
-std::string refuse_vec(const OpConfig& c) {
-    if (c.act != Act::Identity || c.gated()) return "runs weights (no activation, not gated); .generic runs the others";
-    if (!cuda::vector_io_ok(c))
-        return "needs 16-byte aligned input/output pointers and row strides and a width divisible by 8";
-    if (c.cols >= (int64_t(1) << 26)) return fmt::format("{} columns exceed its 32-bit column index", c.cols);
-    return refuse(c);
-}
-
+// ---- The launches (the dispatcher chose the form: src/dispatch/cuda_table.cpp) -------------------------
 // Tile columns fastest: the tiles in flight at once are neighbours along the rows, so together they read long
 // runs of each row rather than 256 bytes of many rows.
 dim3 tile_grid(const OpConfig& c) { return dim3(unsigned(c.scales.cols), unsigned(c.scales.padded_rows)); }
@@ -218,20 +201,13 @@ fqStatus_t run_generic(const LaunchArgs& a) {
 }
 
 }  // namespace
-}  // namespace fq::block2d
 
-namespace fq {
-
-void register_cuda_block2d_variants(std::vector<Variant>& t) {
-    constexpr int kAny = 1000;
-    t.push_back({"sm90.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, hw fp8 cvt, PDL",
-                 Backend::Cuda, 90, kAny, block2d::refuse_vec, block2d::run_vec<true, true>});
-    t.push_back({"sm89.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, hw fp8 cvt",
-                 Backend::Cuda, 89, kAny, block2d::refuse_vec, block2d::run_vec<true, false>});
-    t.push_back({"sm80.block2d", "BLOCK_2D 128x128 fp32 scales, weights (no activation, not gated), 16-byte IO, software encoding",
-                 Backend::Cuda, 80, kAny, block2d::refuse_vec, block2d::run_vec<false, false>});
-    t.push_back({"sm80.block2d.generic", "BLOCK_2D 128x128 fp32 scales, any activation and gate layout, element IO, software encoding",
-                 Backend::Cuda, 80, kAny, block2d::refuse, block2d::run_generic});
+fqStatus_t launch_vec(const LaunchArgs& a, bool hw_cvt, bool pdl) {
+    if (hw_cvt) return pdl ? run_vec<true, true>(a) : run_vec<true, false>(a);
+    if (!pdl) return run_vec<false, false>(a);
+    return fail(FQ_STATUS_INTERNAL_ERROR, "no BLOCK_2D kernel is compiled with PDL and software fp8 encoding");
 }
 
-}  // namespace fq
+fqStatus_t launch_generic(const LaunchArgs& a) { return run_generic(a); }
+
+}  // namespace fq::block2d

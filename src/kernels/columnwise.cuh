@@ -30,8 +30,7 @@ namespace fq::cuda {
 
 constexpr int kColThreads = 256;
 constexpr int kColWarps = kColThreads / 32;
-constexpr int kColTileRows = 128;  // a multiple of every columnwise block (16, 32, 128)
-constexpr int kColTileCols = 128;  // 16 lanes x 8 outputs
+// kColTileRows x kColTileCols: src/common/kernel_shapes.h.
 constexpr int kColThreadRows = 8;  // rows a thread holds
 
 // Dynamic shared memory of a block: the parked outputs, kColThreadRows x 2 float4 a thread.
@@ -43,14 +42,7 @@ __device__ __forceinline__ int64_t run_rows_of(const Params& p) {
     return p.moe == MoeLayout::Masked ? p.expert_rows : p.rows;
 }
 
-// The same runs on the host, for the launch grid (runs x tiles of kColTileRows rows, refuse_columnwise bounds it).
-struct ColumnRuns {
-    int64_t runs, rows;  // how many, rows each
-    int64_t tiles_per_run() const { return ceil_div(rows, int64_t(kColTileRows)); }
-};
-inline ColumnRuns column_runs(const OpConfig& c) {
-    return c.moe == MoeLayout::Masked ? ColumnRuns{c.num_experts, c.expert_rows} : ColumnRuns{1, c.rows};
-}
+// The same runs on the host: column_runs (src/common/kernel_shapes.h; the dispatcher bounds its grid).
 
 // An 8 x 8 matrix of bytes (fp8 codes) or nibbles (FP4 codes) transposed in registers: row r in m[r] (the
 // element of column c at byte c, or nibble c, of the little-endian word), column c in the result's m[c].

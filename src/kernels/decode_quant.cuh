@@ -53,13 +53,6 @@ __global__ void __launch_bounds__(kThreads) decode_quant(const Params p) {
     if (leader) zero_scale_padding(p, p.scales, m, k);
 }
 
-// Whether the decode kernel runs a per-group launch: the general kernel's problems with FP32 intermediates, no
-// MoE layout and scales per group (not per tensor), NVFP4 excepted (the general kernel runs it as fast or faster:
-// docs/design-notes.md).
-inline bool decode_runs(const OpConfig& c) {
-    return c.plain() && !is_per_tensor(c.scheme) && c.scheme != Scheme::Nvfp4 && !c.columnwise();
-}
-
 template <class S, bool kHwCvt, bool kMx, int kLanes>
 fqStatus_t launch_decode_lanes(const LaunchArgs& a, const Params& p) {
     const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);

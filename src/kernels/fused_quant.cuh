@@ -8,7 +8,7 @@
 //                     small prefill): addresses before the wait for the previous kernel, a straight path after
 //   token_quant.cuh   per-token: one block per row, amax pass, block reduction, quantize pass
 //   tensor_amax.cuh   the amax of the whole tensor (per-tensor dynamic; NVFP4's global amax)
-//   group_launch.cuh  which per-group kernel runs a problem, and its launch
+//   group_launch.cuh  the launch of each per-group kernel (the dispatcher chose which: src/dispatch/cuda_table.cpp)
 // They are built from the blocks in blocks/: params (Params, Shape), grid (block size, launch order, PDL),
 // moe_rows (row owners), load, activate, amax, quantize, scales (scale stores and padding), tile (one tile's
 // amax, scale and stores), parked (outputs in shared memory), host (launch helpers, with_shape).
@@ -23,17 +23,28 @@
 
 namespace fq::cuda {
 
-// Every (16-byte IO, hardware conversion, PDL) combination the variant table uses -- sm90: both IOs, hw cvt,
-// PDL; sm89: both IOs, hw cvt; sm80: both IOs, software encoding -- of launcher L for one activation.
-#define FQ_FOR_EACH_ARCH_CONFIG(X, L, ACT)                                \
-    X(template fqStatus_t L<ACT, true, true, true>(const LaunchArgs&);)   \
-    X(template fqStatus_t L<ACT, false, true, true>(const LaunchArgs&);)  \
-    X(template fqStatus_t L<ACT, true, true, false>(const LaunchArgs&);)  \
-    X(template fqStatus_t L<ACT, false, true, false>(const LaunchArgs&);) \
-    X(template fqStatus_t L<ACT, true, false, false>(const LaunchArgs&);) \
-    X(template fqStatus_t L<ACT, false, false, false>(const LaunchArgs&);)
+// Every (16-byte IO, hardware conversion, PDL) combination the dispatch table uses -- sm90 and sm100: hw cvt, PDL;
+// sm89: hw cvt; sm80: software encoding -- of launcher L<ARGS..., vec, hw cvt, pdl> for one activation: the
+// 16-byte IO forms, the element IO forms, both.
+#define FQ_FOR_EACH_VEC_CONFIG(X, L, ...)                                        \
+    X(template fqStatus_t L<__VA_ARGS__, true, true, true>(const LaunchArgs&);)  \
+    X(template fqStatus_t L<__VA_ARGS__, true, true, false>(const LaunchArgs&);) \
+    X(template fqStatus_t L<__VA_ARGS__, true, false, false>(const LaunchArgs&);)
+#define FQ_FOR_EACH_ELEMENT_CONFIG(X, L, ...)                                     \
+    X(template fqStatus_t L<__VA_ARGS__, false, true, true>(const LaunchArgs&);)  \
+    X(template fqStatus_t L<__VA_ARGS__, false, true, false>(const LaunchArgs&);) \
+    X(template fqStatus_t L<__VA_ARGS__, false, false, false>(const LaunchArgs&);)
+#define FQ_FOR_EACH_ARCH_CONFIG(X, L, ...) \
+    FQ_FOR_EACH_VEC_CONFIG(X, L, __VA_ARGS__) FQ_FOR_EACH_ELEMENT_CONFIG(X, L, __VA_ARGS__)
 
-// The row kernels of one activation; instantiated once per activation by instantiate_activation.cu.in.
-#define FQ_FOR_EACH_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_token_for, ACT)
+// The row kernels of one activation, one launcher per skeleton (the swizzled and column-run forms have 16-byte
+// IO only, the decode kernel 16-byte IO with PDL); instantiated once per activation by instantiate_activation.cu.in.
+#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                                  \
+    X(template fqStatus_t run_group_for<Skeleton::Decode, ACT, true, true, true>(const LaunchArgs&);) \
+    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainSwizzled, ACT)                           \
+    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainColumnRuns, ACT)  \
+    FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Plain, ACT)           \
+    FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Group, ACT)           \
+    FQ_FOR_EACH_ARCH_CONFIG(X, run_token_for, ACT)
 
 }  // namespace fq::cuda

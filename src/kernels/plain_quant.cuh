@@ -12,7 +12,7 @@
 namespace fq::cuda {
 
 // ---- The plain kernel: 16 outputs a thread ----------------------------------------------------------
-// For problems with FP32 intermediates and no MoE layout (decided at launch), so it carries no code for the
+// For problems with FP32 intermediates and no MoE layout (the dispatcher's condition), so it carries no code for the
 // other rounding modes or row owners; the routing probability is a block-uniform branch. On the H100 the group
 // kernels are bound by instruction issue, and most of a thread's instructions are per
 // thread, not per output: set-up, the group amax, the scale, its address and store. So a thread here runs
@@ -24,7 +24,7 @@ namespace fq::cuda {
 // by 2 and not by 4 (7168 = 14 x 512): then no block runs idle warps past the row's end, which hold their SM
 // slots while the others work. Not gated, a 2-warp block has too little work: blocks finish faster than they
 // launch, so those keep 4 warps (docs/design-notes.md).
-constexpr int kPlainTile = kThreads * 16;
+// (kPlainTile, the 2048 outputs: src/common/kernel_shapes.h.)
 
 inline int plain_block_threads(int64_t cols, bool gated) {
     const int64_t warps = ceil_div(cols, int64_t(512));
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
 // block (t, u) runs row m0(u) + 32 w over output columns [t, t + 1) * 512; the 4 warps' scales meet in shared
 // memory and leave as whole units, the layout's padding rows and columns (zeros) among them, so the grid has
 // no padding blocks. Microscaling only (blocks of 16 or 32: 512 outputs are whole units of 4 scale columns);
-// the 16-byte path; a 16-byte aligned scale buffer (launch_group_quant checks).
+// the 16-byte path; a 16-byte aligned scale buffer (the dispatcher's condition).
 template <class S, bool kHwCvt>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzled(const Params p) {
     wait_for_producer();
@@ -126,12 +126,12 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // their rows are written. Here warp w of block (t, u)
 // runs row 8u + w over output columns [t, t + 1) * 512, and the block stores whole 8-row runs of each of its
 // group columns (the layout's padding rows, zeros, among them). Per-group fp32-scale schemes on the 16-byte
-// path (launch_group_quant).
+// path (the dispatcher's conditions).
 // 8 rows: whole sectors (4 rows, half sectors, do not help). Where plain_quant has no trouble this kernel is
-// slightly slower, so launch_group_quant takes it only for scale buffers past kColumnRunMinBytes, between the
-// largest that run well with plain_quant and the smallest that do not (docs/design-notes.md).
+// slightly slower, so the dispatcher takes it only for scale buffers past kColumnRunMinBytes
+// (src/common/kernel_shapes.h), between the largest that run well with plain_quant and the smallest that do not
+// (docs/design-notes.md).
 constexpr int kColumnRunRows = 8, kColumnRunThreads = 32 * kColumnRunRows;
-constexpr int64_t kColumnRunMinBytes = int64_t(6) << 20;
 
 template <class S, bool kHwCvt>
 __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColumnRunRows) plain_quant_column_runs(const Params p) {

@@ -265,14 +265,16 @@ int check_main(int argc, char** argv) {
     variants.push_back({-2, "scale-repack", "fqScaleRepack, every layout pair and batching", check_repack(gpu, host, rng, cases)});
 
     bool failed = false;
-    std::printf("\n%-24s %8s %8s %10s %7s  %s\n", "variant", "problems", "refused", "mismatched", "result", "covers");
+    // "#": the entry's FQ_HANDLE_VARIANT index (its place in the selection order).
+    std::printf("\n%4s %-28s %8s %8s %10s %7s  %s\n", "#", "variant", "problems", "refused", "mismatched", "result", "covers");
     for (const Variant& v : variants) {
         const Tally& t = v.tally;
         const bool bad = t.mismatched > 0 || t.errors > 0;
         failed |= bad;
         const char* result = bad ? "FAIL" : t.runs ? "pass" : "untested";
-        std::printf("%-24s %8d %8d %10d %7s  %s\n", v.name.c_str(), t.runs, t.refused, t.mismatched + t.errors, result,
-                    v.covers.c_str());
+        const std::string index = v.index >= 0 ? std::to_string(v.index) : "-";
+        std::printf("%4s %-28s %8d %8d %10d %7s  %s\n", index.c_str(), v.name.c_str(), t.runs, t.refused,
+                    t.mismatched + t.errors, result, v.covers.c_str());
     }
     for (const Variant& v : variants)
         if (!v.tally.first_problem.empty()) std::printf("  %s, first failure: %s\n", v.name.c_str(), v.tally.first_problem.c_str());

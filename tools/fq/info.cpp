@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "cli.h"
 #include "device.h"
@@ -22,7 +23,8 @@ std::string dotted(uint32_t v) {
 
 using HandlePtr = std::unique_ptr<fqContext, fqStatus_t (*)(fqHandle_t)>;
 
-// One representative problem per scheme (bf16 SiLU-and-mul, 256 x 2048 outputs, the scheme's usual scales).
+// One representative problem per scheme (bf16 SiLU-and-mul, 256 x 2048 outputs, the scheme's usual scales), then
+// three that fill a GPU (16384 rows: the plain kernels and their forms by scale layout).
 std::vector<Problem> operations() {
     std::vector<Problem> ops;
     for (int32_t scheme : {FQ_SCHEME_PER_TENSOR_STATIC, FQ_SCHEME_PER_TENSOR_DYNAMIC, FQ_SCHEME_PER_TOKEN,
@@ -34,7 +36,30 @@ std::vector<Problem> operations() {
         p.cols = 2048;
         ops.push_back(p);
     }
+    for (auto [scheme, group, layout, cols] : {std::tuple{FQ_SCHEME_PER_GROUP, 128, FQ_SCALE_LAYOUT_ROW_MAJOR, 7168},
+                                               std::tuple{FQ_SCHEME_PER_GROUP, 128, FQ_SCALE_LAYOUT_COL_MAJOR_TMA, 18432},
+                                               std::tuple{FQ_SCHEME_MXFP8, 32, FQ_SCALE_LAYOUT_SWIZZLED_128X4, 7168}}) {
+        Problem p;
+        p.scheme = scheme;
+        p.group = group;
+        p.layout = layout;
+        p.rows = 16384;
+        p.cols = cols;
+        ops.push_back(p);
+    }
     return ops;
+}
+
+// The handle's entries of the dispatch table in selection order: FQ_HANDLE_VARIANT's index, name, what it runs.
+void print_entries(fqHandle_t h) {
+    int32_t n = 0;
+    check(fqGetVariantCount(h, &n), "fqGetVariantCount");
+    std::printf("  dispatch entries in selection order (FQ_HANDLE_VARIANT index: name: what it runs):\n");
+    for (int32_t i = 0; i < n; ++i) {
+        char name[512] = {0};
+        check(fqGetVariantName(h, i, name, sizeof name), "fqGetVariantName");
+        std::printf("    %2d  %s\n", i, name);
+    }
 }
 
 // The variant fqQuerySupport names for `p` on `h`, or the status it refuses with.
@@ -61,15 +86,17 @@ std::string variant_for(fqHandle_t h, const Problem& p) {
 }
 
 void print_variants(fqHandle_t h) {
+    std::printf("  the kernel each operation runs:\n");
     for (const Problem& p : operations())
-        std::printf("    %-64s %s\n", p.describe().c_str(), variant_for(h, p).c_str());
+        std::printf("    %-70s %s\n", p.describe().c_str(), variant_for(h, p).c_str());
 }
 
 const char* kInfoHelp = R"(usage: fq info
 
 Prints the library's version (and the header's fq was built with), the CUDA architectures this build
-compiled kernels for, the GPUs seen with their compute capability, and for one problem of each scheme the
-kernel variant fqQuerySupport would run on each GPU and on the host backend.
+compiled kernels for, the GPUs seen with their compute capability, and for each GPU and the host backend:
+the entries of the dispatch table in selection order (the index FQ_HANDLE_VARIANT pins), and for one problem
+of each scheme (and three that fill a GPU) the kernel fqQuerySupport names, which is the kernel that runs.
 )";
 
 }  // namespace
@@ -100,13 +127,15 @@ int info_main(int argc, char** argv) {
         int32_t arch = 0, sms = 0;
         check(fqHandleGetAttribute(h, FQ_HANDLE_ARCH, &arch, 4, nullptr), "FQ_HANDLE_ARCH");
         check(fqHandleGetAttribute(h, FQ_HANDLE_SM_COUNT, &sms, 4, nullptr), "FQ_HANDLE_SM_COUNT");
-        std::printf("GPU %d: compute capability %d.%d, %d SMs; variant per operation:\n", i, arch / 10, arch % 10, sms);
+        std::printf("GPU %d: compute capability %d.%d, %d SMs\n", i, arch / 10, arch % 10, sms);
+        print_entries(h);
         print_variants(h);
     }
     fqHandle_t host = nullptr;
     check(fqCreate(&host, FQ_BACKEND_HOST, -1), "fqCreate(HOST)");
     HandlePtr owner(host, fqDestroy);
-    std::printf("host backend: variant per operation:\n");
+    std::printf("host backend:\n");
+    print_entries(host);
     print_variants(host);
     return 0;
 }

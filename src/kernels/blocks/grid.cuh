@@ -2,17 +2,14 @@
 // launch orders of their grids, one wave of blocks, and programmatic dependent launch.
 #pragma once
 
+#include "../../common/kernel_shapes.h"
 #include "params.cuh"
 
 namespace fq::cuda {
 
-constexpr int kThreads = 128;  // group_quant block: 128 threads x 8 = 1024 outputs of one row
-
-// At least 12 resident blocks (48 warps) per SM, i.e. at most 40 registers a thread.
-constexpr int kGroupMinBlocks = 12;
-
-// One wave of group-kernel blocks: kGroupMinBlocks resident on every SM.
-inline int64_t resident_blocks(const LaunchArgs& a) { return int64_t(a.sm_count) * kGroupMinBlocks; }
+// kThreads (the group_quant block) and kGroupMinBlocks (its residency): src/common/kernel_shapes.h.
+// One wave of group-kernel blocks on the launch's device.
+inline int64_t resident_blocks(const LaunchArgs& a) { return one_wave(a.sm_count); }
 
 // Whether programmatic dependent launch pays for a general-kernel grid of `blocks`: it saves the launch gap where
 // the grid is well below or above one wave, and costs where it fills half a wave to one (the next call's blocks

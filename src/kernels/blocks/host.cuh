@@ -12,11 +12,67 @@
 
 namespace fq::cuda {
 
-// Defined in variants.cu: Params from a launch's arguments, and the tensor amax's set-up (step 1) and finalize
-// (step 3) launches.
-Params make_params(const LaunchArgs& a);
-// Whether the 16-byte IO forms run c: aligned pointers and row strides, a width divisible by 8.
-bool vector_io_ok(const OpConfig& c);
+// The one struct the dispatcher hands a launch (LaunchArgs) flattened to what the device reads.
+inline Params make_params(const LaunchArgs& a) {
+    const OpConfig& c = a.cfg;
+    Params p{};
+    p.in = static_cast<const uint16_t*>(a.input);
+    p.out = static_cast<uint8_t*>(a.output);
+    p.scales = static_cast<uint8_t*>(a.scales);
+    p.rows = c.rows;
+    p.cols = int(c.cols);
+    p.in_ld = c.in_ld;
+    p.out_ld = c.out_ld;
+    p.gate = c.gate;
+    p.order = c.gate_order;
+    p.gate_block = int(c.gate_block);
+    p.rounding = c.rounding;
+    p.swiglu = c.swiglu;
+    p.row_prob = c.row_prob;
+    p.quant = c.quant;
+    p.scheme = c.scheme;
+    // A group of G outputs (per-group 32/64/128, MX 32, NVFP4 16) spans G/8 lanes of 8 outputs each.
+    const bool blocks_of_a_row = c.scheme == Scheme::PerGroup || is_microscaling(c.scheme);
+    p.lanes_per_group = blocks_of_a_row ? int(c.group / 8) : 1;
+    p.group_shift = c.group == 16 ? 4 : c.group == 32 ? 5 : c.group == 64 ? 6 : 7;
+    // The plain kernel's 16 outputs a thread: a group spans G/16 lanes (the per-tensor schemes map like G = 64).
+    p.pair_shift = blocks_of_a_row ? p.group_shift - 4 : 2;
+    p.sg = c.scales;
+    p.ss = scale_strides(c.scales);
+    p.scale_offsets_fit_32 = c.scales.bytes < (int64_t(1) << 32);
+    p.static_scale = c.static_scale;
+    p.scale_ub = c.scale_ub;
+    // Per expert: the tensor amax accumulates in the scale slots (per-tensor dynamic; the columnwise buffer
+    // when there is no rowwise one) or, for NVFP4 without the caller's global amax, in the workspace
+    // (fqGetWorkspaceSize), where the caller finds it after the call.
+    p.amax_bits = reinterpret_cast<unsigned*>(c.scheme == Scheme::Nvfp4 ? a.workspace
+                                              : c.rowwise()                ? a.scales
+                                                                           : c.col_scales_ptr);
+    p.global_amax = c.global_amax;
+    p.scale_cols_padded = padded_scale_cols(c.scales);
+    p.moe = c.moe;
+    p.experts = int(c.experts());
+    p.expert_rows = c.expert_rows;
+    p.moe_offsets = c.moe_offsets;
+    p.moe_counts = c.moe_counts;
+    const bool masked = c.moe == MoeLayout::Masked;
+    p.scale_block_bytes = masked && !is_per_tensor(c.scheme) ? c.scales.bytes : 0;
+    p.scale_blocks = masked ? c.num_experts : 1;
+    p.rows_per_block = 1;  // the general kernel's launch may raise it (launch_group_quant)
+    p.row_blocks = c.rows;
+    p.rowwise = c.rowwise();
+    if (c.columnwise()) {
+        p.col_out = static_cast<uint8_t*>(c.col_output);
+        p.col_scales = static_cast<uint8_t*>(c.col_scales_ptr);
+        p.col_sg = c.col_scales;
+        p.col_ss = scale_strides(c.col_scales);
+        p.col_block = int(c.col_block);
+        p.col_transpose = c.col_transpose;
+    }
+    return p;
+}
+
+// Defined in scale_steps.cu: the tensor amax's set-up (step 1) and finalize (step 3) launches.
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 

@@ -235,7 +235,9 @@ pub const FQ_HANDLE_SM_COUNT: fqHandleAttribute = 3;
 #[doc = "themselves); 0: plain stream order"]
 pub const FQ_HANDLE_ALLOW_PDL: fqHandleAttribute = 4;
 #[doc = "< int32_t, read-write, default -1 (the dispatcher chooses): pin execution"]
-#[doc = "to variant `index` of fqGetVariantName, for `fq check` and tests"]
+#[doc = "to entry `index` of fqGetVariantName (the selection order; `fq info`"]
+#[doc = "lists it), which then runs every problem its kernel runs, whatever"]
+#[doc = "FQ_HANDLE_WIDE_TILE_MIN; for `fq check` and tests"]
 pub const FQ_HANDLE_VARIANT: fqHandleAttribute = 5;
 #[doc = "< int32_t, read-write, default -1 (one wave: SMs x 12): CUDA problems with"]
 #[doc = "FP32 intermediates and no MoE layout (routing probability or not) run 16"]
@@ -487,9 +489,11 @@ extern "C" {
     ) -> fqStatus_t;
 }
 extern "C" {
-    #[doc = " Would fqQuantize run this problem on this handle? SUCCESS and the variant's name in `variantName`"]
-    #[doc = "  (NUL-terminated, truncated to `nameCapacity`; may be NULL), or the status and message execution"]
-    #[doc = "  would give. Pointers are not checked (there are none yet)."]
+    #[doc = " Would fqQuantize run this problem on this handle? SUCCESS and the name of the kernel that runs it (the"]
+    #[doc = "  dispatch entry, e.g. \"sm90.plain.swizzled\") in `variantName` (NUL-terminated, truncated to `nameCapacity`;"]
+    #[doc = "  may be NULL), or the status and message execution would give. Pointers are not checked (there are none"]
+    #[doc = "  yet): the answer is for 16-byte aligned ones (others run an \".unaligned\" entry, or for a scale pointer"]
+    #[doc = "  off 16 bytes \"smXX.plain\" instead of \"smXX.plain.swizzled\")."]
     pub fn fqQuerySupport(
         handle: fqHandle_t,
         desc: fqQuantDesc_t,
@@ -500,7 +504,8 @@ extern "C" {
     ) -> fqStatus_t;
 }
 extern "C" {
-    #[doc = " The dispatch table: the number of kernel variants registered for this handle's backend."]
+    #[doc = " The dispatch table: the number of entries (one per kernel skeleton and form) for this handle's backend"]
+    #[doc = "  and architecture, in the order the dispatcher tries them."]
     pub fn fqGetVariantCount(handle: fqHandle_t, count: *mut i32) -> fqStatus_t;
 }
 extern "C" {
