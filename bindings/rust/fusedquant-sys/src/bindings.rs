@@ -554,8 +554,9 @@ pub struct fqPlanOpaque {
 }
 #[doc = " A quantization problem resolved once (in the manner of a cuFFT plan): fqPlanCreate checks the handle,"]
 #[doc = "  descriptor and layouts as fqQuantize does, resolves the defaults and chooses the kernel variant; each"]
-#[doc = "  fqPlanExecute then checks only what can change per call. fqQuantize is exactly fqPlanCreate followed by"]
-#[doc = "  fqPlanExecute (the same checks, statuses, messages and bytes), without the object."]
+#[doc = "  fqPlanExecute then checks only what can change per call. fqQuantize is fqPlanCreate followed by"]
+#[doc = "  fqPlanExecute without the object: the same checks, and for a call with one fault the same status and"]
+#[doc = "  message (with several, the plan meets those of its objects first); the same bytes."]
 #[doc = ""]
 #[doc = "      fqPlan_t p;  fqPlanCreate(&p, h, d, in, out);"]
 #[doc = "      int64_t scale_bytes;  fqPlanGetAttribute(p, FQ_PLAN_SCALE_BUFFER_SIZE, &scale_bytes, sizeof scale_bytes, NULL);"]
