@@ -56,6 +56,14 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
+// Whether four consecutive byte scales of a row, from a column divisible by 4, are one aligned 32-bit word of the
+// buffer, and every row's columns pad to a multiple of 4 (SWIZZLED_128X4, PACKED_UE8M0): then padding rows are
+// zeroed a word at a time (a swizzled layout pads one row to 128, which at small T is most of a call's stores).
+__device__ __forceinline__ bool words_of_four(const Params& p) {
+    return scale_type_bytes(p.sg.type) == 1 && p.ss.col == 1 && p.scale_cols_padded % 4 == 0 &&
+           (reinterpret_cast<uintptr_t>(p.scales) & 3) == 0;
+}
+
 // Padding rows [first, last) of block row b (past the logical rows, kPadRowsPerBlock rows a block) x the
 // groups of the column tile that starts at output column j_tile, spread over the block's threads.
 template <bool kMx>
@@ -66,6 +74,15 @@ __device__ __forceinline__ void zero_padding_rows(const Params& p, int64_t b, in
     const int64_t k0 = int64_t(j_tile) >> p.group_shift;
     const int tile_groups = tile_outputs >> p.group_shift;  // 32-bit index math: at most 16 x 128 slots
     const int groups = p.sg.cols - k0 < tile_groups ? int(p.sg.cols - k0) : tile_groups;
+    if (kMx && words_of_four(p) && (k0 & 3) == 0) {
+        // A word of four scales at a time; the row's last word covers the layout's column padding.
+        const int words = (groups + 3) / 4;
+        for (int i = int(threadIdx.x); i < int(last - first) * words; i += int(blockDim.x)) {
+            const RowOwner o = padding_row(p, first + i / words);
+            *reinterpret_cast<uint32_t*>(p.scales + o.block + row_scale_offset(p, o.scale_row, k0 + 4 * (i % words))) = 0;
+        }
+        return;
+    }
     for (int i = int(threadIdx.x); i < int(last - first) * groups; i += int(blockDim.x))
         zero_scale_slot<kMx>(p, padding_row(p, first + i / groups), k0 + i % groups);
 }
