@@ -2,6 +2,7 @@
 // rowwise group amax and the codes of a group's values, as the fused kernels and the host reference compute them.
 #pragma once
 
+#include "../blocks/amax.cuh"
 #include "../blocks/quantize.cuh"
 #include "../silu_fast.cuh"
 #include "scheduler.cuh"
@@ -119,28 +120,15 @@ __device__ __forceinline__ uint32_t fp8_codes(const float (&v)[N], __nv_fp8_inte
     return code;
 }
 
-// The codes of N values of one quantization group, little-endian in a word (N <= 4): y / s (or y * (1/s) under
-// MULTIPLY_RECIPROCAL) as the quantizer's code (docs/spec.md §3.2), the same byte as quantize_value. The group's
-// decisions are taken once for the N values: the fused kernels' three-instruction quotient where it is exact
-// (`in_range`: the group's amax bounds |y|), and the hardware fp8 conversion (two values a cvt). v is overwritten.
+// The codes of N values of one quantization group, little-endian in a word (N <= 4): y divided by the scale as the
+// row kernels divide (cuda::divide_by_scale; `in_range`: the group's amax bounds |y| within the quotient's range),
+// then the hardware fp8 conversion (two values a cvt), or the shared encoder for the other one-byte formats: the
+// same byte as quantize_value. v is overwritten.
 template <int N>
 __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Divisor& d, bool in_range,
                                                    const QuantParams& q) {
     static_assert(N >= 1 && N <= 4, "codes of one word");
-    if (q.reciprocal) {
-#pragma unroll
-        for (int k = 0; k < N; ++k) v[k] *= d.r;
-    } else if (in_range) {
-#pragma unroll
-        for (int k = 0; k < N; ++k) v[k] = cuda::quotient(v[k], d);
-    } else {
-#pragma unroll
-        for (int k = 0; k < N; ++k) v[k] = v[k] / d.s;
-    }
-    if (has_saturation_bound(q)) {  // a qmax override bounds the codes (docs/spec.md §3.4); cvt knows the format's only
-#pragma unroll
-        for (int k = 0; k < N; ++k) v[k] = saturate(v[k], q);
-    }
+    cuda::divide_by_scale(v, [&] { return in_range; }, d, q, v);
     uint32_t code = 0;
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
         const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
@@ -157,22 +145,6 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     return code;
 }
 
-// Each of kRows row amaxes of one lane (>= +0, never NaN: fmaxf from 0) becomes its group's, across the group's
-// group / 4 lanes (group_lanes = group / 4 - 1, a mask). A 128-wide group is the warp's row: one reduction on the
-// bits, which order like the values; narrower groups: a butterfly whose offsets past the group become xor 0.
-template <int kRows>
-__device__ __forceinline__ void group_amax(float (&amax)[kRows], int group_lanes) {
-    if (group_lanes == 31) {
-#pragma unroll
-        for (int i = 0; i < kRows; ++i) amax[i] = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(amax[i])));
-        return;
-    }
-#pragma unroll
-    for (int off = 16; off >= 1; off /= 2)
-#pragma unroll
-        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & group_lanes));
-}
-
 // Whether act(g) * u (SiLU or SwiGLU-OAI) takes the fast path for this one output: activate4's test, per value (NaN
 // gates fail it). lean_rows and the row-pair epilogue test each value; the rare one off it goes to gated_exact.
 template <Act A>
@@ -186,11 +158,6 @@ __device__ __forceinline__ bool on_fast_path(float g, float u, const SwigluParam
 template <Act A>
 __device__ __noinline__ float gated_exact(float g, float u, SwigluParams sw) {
     return activate_gated(A, g, u, Rounding::Fp32, InType::Bf16, sw);
-}
-
-// The scales' upper bound (docs/spec.md §3.2), NaN for none.
-__device__ __forceinline__ float scale_upper_bound(const Params& p) {
-    return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);
 }
 
 #endif  // FQ_SM90A

@@ -89,7 +89,7 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
 #pragma unroll
         for (int k = 0; k < 4; ++k) amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
     }
-    group_amax(amax, p.group / 4 - 1);  // group: a power of two
+    cuda::warp_group_amax(amax, p.group / 4 - 1);  // group: a power of two, 4 outputs a lane
     if (!o.in) return;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
@@ -144,7 +144,7 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
             amax[i] = fmaxf(amax[i], fabsf(y[i][k]));
         }
     }
-    group_amax(amax, p.group / 4 - 1);
+    cuda::warp_group_amax(amax, p.group / 4 - 1);
     float sc[2];
     cuda::Divisor d[2];
 #pragma unroll

@@ -152,6 +152,7 @@ struct Kernels {
     static constexpr KernelFn row_pair = row_pair_gemm_sm90<P>;
 };
 
+// prepare_grouped_gemm_cuda: the shared memory of the kernels every choice may take.
 template <Pairing P>
 fqStatus_t prepare() {
     using K = Kernels<P>;
@@ -161,6 +162,7 @@ fqStatus_t prepare() {
     return FQ_STATUS_SUCCESS;
 }
 
+// grouped_gemm_cuda_occupancy. The row-pair kernel gets its shared memory here, where the choice first asks for it.
 template <Pairing P>
 int occupancy(GemmKernel kernel, int size, int sm_count) {
     using K = Kernels<P>;
@@ -175,6 +177,7 @@ int occupancy(GemmKernel kernel, int size, int sm_count) {
     return 0;
 }
 
+// The form's kernel on its grid.
 template <Pairing P>
 fqStatus_t launch(const Params& p, const GemmForm& f, const CUtensorMap& a, const CUtensorMap& b, cudaStream_t stream) {
     using K = Kernels<P>;

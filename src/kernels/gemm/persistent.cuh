@@ -7,7 +7,7 @@
 
 namespace fq::gemm {
 
-// The kernel's forms, each compiled on its own so that none carries another's code:
+// The kernel's forms, each compiled on its own so that none carries another's code (docs/design-notes.md):
 //  - Tiles: clusters of p.cluster CTAs walk (tile, column pair) units, every group owning rows of a tile in turn;
 //  - Segments: the same over MoE segments (one group's rows of a tile, one pass over K each: scheduler.cuh);
 //  - SplitK, for GEMMs with fewer units than half the SMs (one group): a cluster of p.split CTAs takes one unit,
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         using namespace sm90;
         const bool epilogue_warp = warp_id < 4;
         const int etid = threadIdx.x - 32, lane = threadIdx.x % 32, finisher = warp_id - 1;
-        const float ub = scale_upper_bound(p);
+        const float ub = cuda::upper_bound(p);
         int64_t filled = 0;  // C tiles taken from the ring so far
         for_each_unit<kSegments, true>(p, ctas, share_rank, [&](const Unit& u, bool last) {
             RowMask valid, valid_all;  // rows of the unit some group owns (this CTA finishes: valid)

@@ -74,7 +74,7 @@ __device__ __forceinline__ void row_pair_epilogue(const Params& p, PairStorage& 
     const float alpha = p.alpha ? p.alpha[0] : 1.0f;
     const int64_t tile_col = u.d0 + kHalfN * t;  // the tile's first output column
     const bool gate_first = p.order == GateOrder::GateFirst, e4m3 = p.qp.out == DType::E4M3FN;
-    const float ub = scale_upper_bound(p);
+    const float ub = cuda::upper_bound(p);
     auto inside = [&](float g, float up) { return on_fast_path<A>(g, up, p.swiglu); };
 #pragma unroll 1
     for (int h = 0; h < 2; ++h) {
