@@ -146,8 +146,8 @@ template <bool kHwCvt, int kChunks>
 __device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, const Divisor& d, const QuantParams& q,
                                          uint2 (&codes)[kChunks]) {
     float v[kChunks][8];
-    divide_by_scale(*reinterpret_cast<const float(*)[kChunks * 8]>(&y), [&] { return quotient_in_range(a, d); }, d, q,
-                    *reinterpret_cast<float(*)[kChunks * 8]>(&v));
+    divide_by_scale(*static_cast<const float(*)[kChunks * 8]>(static_cast<const void*>(&y)),
+                    [&] { return quotient_in_range(a, d); }, d, q, *reinterpret_cast<float(*)[kChunks * 8]>(&v));
     // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
     else encode<false>(v, q.out, codes);

@@ -101,7 +101,7 @@ __device__ __forceinline__ void epilogue_rows(const Params& p, const LaneOut& o,
 }
 
 // The two rows r0, r1 of a unit (r1 written only if write_r1) by one warp, as epilogue_rows<P, 2> writes them,
-// for the common case the host marks `lean` (rowwise codes only, by division into e4m3 / e5m2, fp32 rounding)
+// for the common case gemm_problem marks `lean` (src/dispatch/gemm_forms.cpp: rowwise codes only, by division into e4m3 / e5m2, fp32 rounding)
 // and activation A (SiLU or SwiGLU-OAI), in straight-line code: every value on the activation's fast path (the
 // rare value off it is redone by gated_exact after one warp vote), the scale's quotient amax / qmax and the
 // codes' quotients by the three-instruction form (dq: the divisor of qmax). Whether those quotients are exact for

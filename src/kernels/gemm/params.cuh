@@ -116,7 +116,7 @@ struct Params {
     const float* scale_ub;
     int32_t group, col_block, group_log2, col_block_log2;  // powers of two
     bool rowwise, columnwise, col_transpose, stash;
-    bool lean;  // the epilogue may take lean_rows: rowwise e4m3 / e5m2 codes by division only (no qmax override), SiLU or SwiGLU-OAI
+    bool lean;  // the epilogue may take lean_rows (GemmProblem::lean)
     uint8_t* out;
     int64_t out_ld;
     uint8_t* scales;
