@@ -21,10 +21,12 @@ struct SimulatedH100 {
     std::vector<std::pair<GemmKernel, int>> asked;  // every question, in order
     int row_pair_clusters = -2;                      // -2: as the others; else the answer for RowPair
     int pair_clusters = -2;                          // -2: as the model; else the answer for Persistent x 2
+    int every = -2;                                  // -2: as the model; else the answer to every question
 
     GemmOccupancy occupancy() {
         return [this](GemmKernel k, int size) {
             asked.emplace_back(k, size);
+            if (every != -2) return every;
             if (k == GemmKernel::RowPair && row_pair_clusters != -2) return row_pair_clusters;
             if (k == GemmKernel::Persistent && size == 2 && pair_clusters != -2) return pair_clusters;
             int n = 0;
@@ -96,6 +98,30 @@ TEST_CASE("GEMM forms: split K takes a fourth stage where a CTA's slice turns th
     // every CTA needs two K blocks: K = 512 (4 blocks) allows a split of 2 at most
     SimulatedH100 short_k;
     CHECK(Gemm(64, 2048, 512).form(short_k).split == 2);
+}
+
+TEST_CASE("GEMM forms: the thresholds at their edges") {
+    // units at most half the SMs: 66 units (M = 128, H = 66 x 128) may split, 67 may not
+    SimulatedH100 d66, d67;
+    CHECK(Gemm(128, 66 * 128, 7168).form(d66).split == 2);
+    CHECK(Gemm(128, 67 * 128, 7168).form(d67).kernel == GemmKernel::Persistent);
+    // ... by that rule, not only because their clusters would not fit: so also where every question says they fit
+    SimulatedH100 ample;
+    ample.every = 1000;
+    CHECK(Gemm(128, 66 * 128, 7168).form(ample).split == kGemmMaxSplit);
+    CHECK(Gemm(128, 67 * 128, 7168).form(ample).split == 1);
+    // a fourth stage from 16 K blocks a CTA: 56 units split by 2, K = 32 blocks (4 stages) and 31 (3)
+    uint16_t d[8];
+    Gemm k32(128, 7168, 32 * 128), k31(128, 7168, 31 * 128);
+    k32.c.d_out = k31.c.d_out = d;  // not lean: split K itself
+    SimulatedH100 d32, d31;
+    const GemmForm f32 = k32.form(d32), f31 = k31.form(d31);
+    CHECK(f32.kernel == GemmKernel::SplitK);
+    CHECK(f32.stages == kGemmSplitStages);
+    CHECK(f31.stages == kGemmStages);
+    // two K blocks a CTA at least: K = 3 blocks splits no unit
+    SimulatedH100 d3;
+    CHECK(Gemm(64, 2048, 3 * 128).form(d3).kernel == GemmKernel::Persistent);
 }
 
 TEST_CASE("GEMM forms: a split of two with the lean epilogue runs as row pairs") {
