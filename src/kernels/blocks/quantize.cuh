@@ -109,33 +109,40 @@ __device__ __forceinline__ uint2 encode8(const float (&v)[8], DType out) {
 
 // Values divided by their scale, clamped in place to the bound of a qmax override (saturate, docs/spec.md §1,
 // §3.4), which the encoders above do not know (they saturate at the format's own qmax); nothing without one.
-template <int N>
-__device__ __forceinline__ void saturate_in_place(float (&v)[N], const QuantParams& q) {
+template <int kChunks, int kWidth>
+__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][kWidth], const QuantParams& q) {
     if (!has_saturation_bound(q)) return;
 #pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = saturate(v[i], q);
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kWidth; ++i) v[c][i] = saturate(v[c][i], q);
 }
-template <int kChunks>
-__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][8], const QuantParams& q) {
-    saturate_in_place(*reinterpret_cast<float(*)[kChunks * 8]>(&v), q);
+__device__ __forceinline__ void saturate_in_place(float (&v)[8], const QuantParams& q) {
+    saturate_in_place<1>(*reinterpret_cast<float(*)[1][8]>(&v), q);
 }
 
-// N values y divided by their scale as the quantizer divides (docs/spec.md §3.2), into v (which may be y): y * (1/s)
-// under MULTIPLY_RECIPROCAL, else quotient() where in_range() says it is exact for them (asked only then), else
-// IEEE division; then saturated. One decision for the N values. The row kernels (quantize below) and the grouped
-// GEMM's epilogue (kernels/gemm/epilogue.cuh) divide here.
-template <int N, class InRange>
-__device__ __forceinline__ void divide_by_scale(const float (&y)[N], InRange&& in_range, const Divisor& d,
-                                                const QuantParams& q, float (&v)[N]) {
+// kChunks x kWidth values y divided by their scale as the quantizer divides (docs/spec.md §3.2), into v (which may
+// be y): y * (1/s) under MULTIPLY_RECIPROCAL, else quotient() where in_range() says it is exact for them (asked only
+// then), else IEEE division; then saturated. One decision for all the values. The row kernels (quantize below, 8
+// values a chunk) and the grouped GEMM's epilogue (kernels/gemm/epilogue.cuh, 4 a lane) divide here.
+template <int kChunks, int kWidth, class InRange>
+__device__ __forceinline__ void divide_by_scale(const float (&y)[kChunks][kWidth], InRange&& in_range, const Divisor& d,
+                                                const QuantParams& q, float (&v)[kChunks][kWidth]) {
     if (q.reciprocal) {
 #pragma unroll
-        for (int i = 0; i < N; ++i) v[i] = y[i] * d.r;
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = y[c][i] * d.r;
     } else if (in_range()) {
 #pragma unroll
-        for (int i = 0; i < N; ++i) v[i] = quotient(y[i], d);
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = quotient(y[c][i], d);
     } else {
 #pragma unroll
-        for (int i = 0; i < N; ++i) v[i] = y[i] / d.s;
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = y[c][i] / d.s;
     }
     saturate_in_place(v, q);
 }
@@ -146,8 +153,7 @@ template <bool kHwCvt, int kChunks>
 __device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, const Divisor& d, const QuantParams& q,
                                          uint2 (&codes)[kChunks]) {
     float v[kChunks][8];
-    divide_by_scale(*static_cast<const float(*)[kChunks * 8]>(static_cast<const void*>(&y)),
-                    [&] { return quotient_in_range(a, d); }, d, q, *reinterpret_cast<float(*)[kChunks * 8]>(&v));
+    divide_by_scale(y, [&] { return quotient_in_range(a, d); }, d, q, v);
     // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
     else encode<false>(v, q.out, codes);

@@ -128,7 +128,8 @@ template <int N>
 __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Divisor& d, bool in_range,
                                                    const QuantParams& q) {
     static_assert(N >= 1 && N <= 4, "codes of one word");
-    cuda::divide_by_scale(v, [&] { return in_range; }, d, q, v);
+    auto& values = *reinterpret_cast<float(*)[1][N]>(&v);  // one chunk of N
+    cuda::divide_by_scale(values, [&] { return in_range; }, d, q, values);
     uint32_t code = 0;
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
         const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
