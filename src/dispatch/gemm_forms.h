@@ -66,8 +66,8 @@ struct GemmProblem {
 };
 GemmProblem gemm_problem(const GroupedGemmConfig& c);
 
-// How many clusters of `size` CTAs of `kernel` the device holds at once (cudaOccupancyMaxActiveClusters; 0 when
-// the kernel cannot be given its shared memory). Asked only as the choice needs it, in the order below.
+// How many clusters of `size` CTAs of `kernel` the device holds at once (cudaOccupancyMaxActiveClusters; negative
+// when the kernel cannot be given its shared memory). Asked only as the choice needs it, in the order below.
 using GemmOccupancy = std::function<int(GemmKernel kernel, int size)>;
 
 // The form that runs: the kernel and its launch.
@@ -83,7 +83,7 @@ struct GemmForm {
 };
 
 // The choice, on a device of `sm_count` SMs:
-//  1. one group whose units fill less than half the SMs: split K, the largest split (kGemmMaxSplit down to 2)
+//  1. one group whose units number at most half the SMs: split K, the largest split (kGemmMaxSplit down to 2)
 //     giving every CTA kGemmMinSplitBlocks K blocks or more and fitting every unit's cluster at once;
 //  2. such a split goes to the row-pair kernel where the epilogue is lean, its groups 32 to 128 wide, its code
 //     rows 16-byte aligned, the split at most kGemmRowPairMaxSplit and every unit's pair fits at once;
