@@ -29,7 +29,7 @@ FQ_HD RowRange contiguous_rows(const int32_t* offsets, const int32_t* counts, in
 
 // Segments of CONTIGUOUS experts: expert e's rows of one tile of the stacked rows (tiles of tile_rows rows,
 // anchored at multiples of it), in expert order, each expert's tiles ascending. The grouped GEMM's kernel takes
-// them as its units of work (src/kernels/gemm/grouped_gemm_sm90.cu: one pass over K each); a cursor (expert,
+// them as its units of work (src/kernels/gemm/scheduler.cuh: one pass over K each); a cursor (expert,
 // tile) walks them forward without a table.
 struct SegmentCursor {
     int32_t g, tile;  // {-1, 0}: before the first segment

@@ -32,7 +32,12 @@ fqStatus_t launch_cuda_kernel(const KernelForm&, const LaunchArgs&) {
 }
 
 // Unreachable likewise.
-fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig&, void*, int) {
+bool grouped_gemm_cuda_built() { return false; }
+fqStatus_t prepare_grouped_gemm_cuda(GemmPairing) {
+    return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
+}
+int grouped_gemm_cuda_occupancy(GemmPairing, GemmKernel, int, int) { return 0; }
+fqStatus_t run_grouped_gemm_cuda(const GroupedGemmConfig&, const GemmProblem&, const GemmForm&, void*) {
     return fail(FQ_STATUS_NOT_SUPPORTED, "handle: this build of libfusedquant has no CUDA support");
 }
 

@@ -25,6 +25,24 @@ __device__ __forceinline__ float group_amax(int lanes, float lane_amax) {
     return a;
 }
 
+// The amaxes of kRows groups at once, each spanning up to the whole warp (`mask` = lanes a group - 1: 7, 15 or
+// 31), in straight-line code (the grouped GEMM's epilogue, 4 outputs a lane): a group of the whole warp is one
+// reduction on the bits, which order like the values (amaxes are >= +0, never NaN); narrower groups a butterfly
+// whose offsets past the group become xor 0. group_amax above skips those steps by a warp-uniform test instead,
+// which in the GEMM's two-row epilogue adds a branch region and divergence check per step (docs/design-notes.md).
+template <int kRows>
+__device__ __forceinline__ void warp_group_amax(float (&amax)[kRows], int mask) {
+    if (mask == 31) {
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(amax[i])));
+        return;
+    }
+#pragma unroll
+    for (int off = 16; off >= 1; off /= 2)
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) amax[i] = fmaxf(amax[i], __shfl_xor_sync(0xFFFFFFFFu, amax[i], off & mask));
+}
+
 // The largest magnitude among a thread's kChunks chunks of outputs (valid[c] of chunk c exist).
 template <int kChunks>
 __device__ __forceinline__ float lane_amax_of(const int (&valid)[kChunks], const float (&y)[kChunks][8]) {

@@ -109,16 +109,42 @@ __device__ __forceinline__ uint2 encode8(const float (&v)[8], DType out) {
 
 // Values divided by their scale, clamped in place to the bound of a qmax override (saturate, docs/spec.md §1,
 // §3.4), which the encoders above do not know (they saturate at the format's own qmax); nothing without one.
-template <int kChunks>
-__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][8], const QuantParams& q) {
+template <int kChunks, int kWidth>
+__device__ __forceinline__ void saturate_in_place(float (&v)[kChunks][kWidth], const QuantParams& q) {
     if (!has_saturation_bound(q)) return;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-        for (int i = 0; i < 8; ++i) v[c][i] = saturate(v[c][i], q);
+        for (int i = 0; i < kWidth; ++i) v[c][i] = saturate(v[c][i], q);
 }
 __device__ __forceinline__ void saturate_in_place(float (&v)[8], const QuantParams& q) {
     saturate_in_place<1>(*reinterpret_cast<float(*)[1][8]>(&v), q);
+}
+
+// kChunks x kWidth values y divided by their scale as the quantizer divides (docs/spec.md §3.2), into v (which may
+// be y): y * (1/s) under MULTIPLY_RECIPROCAL, else quotient() where in_range() says it is exact for them (asked only
+// then), else IEEE division; then saturated. One decision for all the values. The row kernels (quantize below, 8
+// values a chunk) and the grouped GEMM's epilogue (kernels/gemm/epilogue.cuh, 4 a lane) divide here.
+template <int kChunks, int kWidth, class InRange>
+__device__ __forceinline__ void divide_by_scale(const float (&y)[kChunks][kWidth], InRange&& in_range, const Divisor& d,
+                                                const QuantParams& q, float (&v)[kChunks][kWidth]) {
+    if (q.reciprocal) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = y[c][i] * d.r;
+    } else if (in_range()) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = quotient(y[c][i], d);
+    } else {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) v[c][i] = y[c][i] / d.s;
+    }
+    saturate_in_place(v, q);
 }
 
 // kChunks x 8 outputs y, divided by their scale, encoded. `a`: an upper bound of their magnitudes (the lane's
@@ -127,23 +153,7 @@ template <bool kHwCvt, int kChunks>
 __device__ __forceinline__ void quantize(const float (&y)[kChunks][8], float a, const Divisor& d, const QuantParams& q,
                                          uint2 (&codes)[kChunks]) {
     float v[kChunks][8];
-    if (q.reciprocal) {
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] * d.r;
-    } else if (quotient_in_range(a, d)) {
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) v[c][i] = quotient(y[c][i], d);
-    } else {
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) v[c][i] = y[c][i] / d.s;
-    }
-    saturate_in_place(v, q);
+    divide_by_scale(y, [&] { return quotient_in_range(a, d); }, d, q, v);
     // The hardware conversion knows e4m3fn and e5m2; e4m3fnuz and int8 are encoded in software.
     if (q.out == DType::E4M3FN || q.out == DType::E5M2) encode<kHwCvt>(v, q.out, codes);
     else encode<false>(v, q.out, codes);
@@ -157,8 +167,9 @@ __device__ __forceinline__ uint2 quantize8(const float (&y)[8], float a, const D
 }
 
 // ---- The scale inputs a row reads -----------------------------------------------------------------
-// The caller's scale upper bound.
-__device__ __forceinline__ float upper_bound(const Params& p) {
+// The caller's scale upper bound (any kernel's parameters with a scale_ub pointer: the row kernels', the GEMM's).
+template <class KernelParams>
+__device__ __forceinline__ float upper_bound(const KernelParams& p) {
     return p.scale_ub ? *p.scale_ub : __int_as_float(0x7FC00000);  // NaN = no bound (fminf ignores it)
 }
 
