@@ -255,15 +255,16 @@ class _PlannedOp:
 
     def __call__(self, x):
         device = x.device
-        empty = functools.partial(torch.empty, device=device)
-        with _arrays.device_guard("torch", -1 if device.type == "cpu" else device.index):
-            out, scales = empty(self.values[0], dtype=self.values[1]), empty(self.scales[0], dtype=self.scales[1])
-            ws = empty((self.ws_size,), dtype=torch.uint8) if self.ws_size else None
-            stream = 0 if device.type == "cpu" else torch.cuda.current_stream(device).cuda_stream
+        cpu = device.type == "cpu"
+        with _arrays.device_guard("torch", -1 if cpu else device.index):
+            out = torch.empty(self.values[0], dtype=self.values[1], device=device)
+            scales = torch.empty(self.scales[0], dtype=self.scales[1], device=device)
+            ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
             self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), self.scale_bytes,
-                          0 if ws is None else ws.data_ptr(), self.ws_size, stream)
-        nothing = empty((0,), dtype=torch.uint8)
-        return out, scales, nothing, empty((0,), dtype=torch.uint8), empty((0,), dtype=torch.float32)
+                          0 if ws is None else ws.data_ptr(), self.ws_size,
+                          0 if cpu else torch.cuda.current_stream(device).cuda_stream)
+        return (out, scales, torch.empty(0, dtype=torch.uint8, device=device),
+                torch.empty(0, dtype=torch.uint8, device=device), torch.empty(0, dtype=torch.float32, device=device))
 
 
 def _planned_op(config, x):
@@ -307,7 +308,7 @@ def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None 
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
-    planned = _planned_op(config, x) if all(p is None for p in given) else None
+    planned = _planned_op(config, x) if given.count(None) == len(given) else None
     if planned is not None:
         return planned(x)
     pointers = dict(zip(_POINTERS, given))

@@ -98,6 +98,29 @@ def storage(t):
     return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
 
 
+@pytest.mark.parametrize("rows", [0, 1, 8])
+def test_a_repeated_eager_call_is_one_plan_execution(rows, monkeypatch):
+    """After the first call of a configuration and input geometry, the eager operator and the functional names
+    run the plan they made then: no config parsing, descriptor, layout or scale-size query per call."""
+    x, config = act("cpu", rows=rows), "activation=silu;gate_layout=split;group_size=128"
+    first = torch.ops.fusedquant.quantize(x, config), fq.silu_and_mul_quant(x), fq.mxfp8_quantize(x)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("rebuilt on a repeated call")
+    for module, name in ((torch_ops, "_parse"), (torch_ops, "_config"), (fq.QuantDesc, "__init__"),
+                         (fq.TensorLayout, "__init__"), (fq.QuantDesc, "scale_buffer_info"),
+                         (fq.Handle, "quantize")):
+        monkeypatch.setattr(module, name, refused)
+    runs = []
+    run = fq.Plan.run
+    monkeypatch.setattr(fq.Plan, "run", lambda *args: runs.append(1) or run(*args))
+    again = torch.ops.fusedquant.quantize(x, config), fq.silu_and_mul_quant(x), fq.mxfp8_quantize(x)
+    assert len(runs) == 3
+    for got, want in zip(again, first):
+        for g, w in zip(got, want):  # nothing is written for no rows: the same sizes
+            assert same_bytes(storage(g), storage(w)) if rows else storage(g).numel() == storage(w).numel()
+
+
 def test_functional_names_default_from_the_scheme_and_match_the_python_layer():
     x = act("cpu")
     v, s = fq.silu_and_mul_quant(x)
