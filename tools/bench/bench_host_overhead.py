@@ -14,8 +14,9 @@ time to return from the call (the work is enqueued), the stream synchronised eve
   aten.silu              torch.ops.aten.silu on the same input: what a torch op's dispatch costs
   empty_launch           torch.cuda._sleep(0): a kernel launch through torch's binding, the floor in Python
 
-With a CUDA device (and torch) the inputs are torch CUDA tensors; otherwise NumPy arrays on the host backend,
-where T = 1 includes the reference's compute and T = 0 shows the layer's cost alone (no torch row).
+With a CUDA device (and torch) the inputs are torch CUDA tensors; the host backend's rows follow, on NumPy arrays
+(and torch CPU tensors for the torch operators, where torch is installed), where T = 1 includes the reference's
+compute and T = 0 shows the layer's cost alone.
 Usage: python3 tools/bench/bench_host_overhead.py [--json FILE] [--calls N] [--host-only]
 """
 import argparse
@@ -98,7 +99,7 @@ def cuda_rows(calls):
 
 def host_rows(calls):
     import numpy as np
-    rows = []
+    rows, torch_ops = [], fusedquant_torch_ops() if "torch" in sys.modules else []
     h = fq.Handle(fq.Backend.HOST)
     for tokens in (1, 0):
         x = np.full((tokens, 2 * HIDDEN), 0x3F80, np.uint16)  # 1.0 in bf16
@@ -114,6 +115,11 @@ def host_rows(calls):
                        fq.TensorLayout("fp8_e4m3fn", tokens, HIDDEN))
         y, s = np.empty((tokens, HIDDEN), np.uint8), np.empty(max(plan.scale_buffer_size, 1), np.uint8)
         add("Plan.run", lambda: plan.run(x.ctypes.data, y.ctypes.data, s.ctypes.data, plan.scale_buffer_size))
+        if torch_ops:  # the same input as a torch CPU tensor
+            import torch
+            xt = torch.from_numpy(x).view(torch.bfloat16)
+            for name, fn in torch_ops:
+                add(name, lambda fn=fn: fn(xt))
     return rows
 
 

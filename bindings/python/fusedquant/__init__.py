@@ -21,18 +21,25 @@ _TORCH_NAMES = ("torch_ops", "silu_and_mul_quant", "gelu_and_mul_quant", "swiglu
                 "nvfp4_quantize", "per_token_group_quant", "per_token_quant", "per_tensor_quant")
 
 
+def _import_torch_ops():
+    """Imports torch_ops and binds its names here (later uses of them skip __getattr__)."""
+    torch_ops = __import__("importlib").import_module(".torch_ops", __name__)
+    globals().update({name: getattr(torch_ops, name) for name in _TORCH_NAMES[1:]}, torch_ops=torch_ops)
+    return torch_ops
+
+
 def __getattr__(name):
     if name in _TORCH_NAMES:
         try:
-            torch_ops = __import__("importlib").import_module(".torch_ops", __name__)
+            _import_torch_ops()
         except ImportError as e:
             raise ImportError(f"fusedquant.{name} needs PyTorch >= 2.4 (torch.library.custom_op): {e}") from e
-        return torch_ops if name == "torch_ops" else getattr(torch_ops, name)
+        return globals()[name]
     raise AttributeError(f"module 'fusedquant' has no attribute {name!r}")
 
 
 if "torch" in __import__("sys").modules:
-    __import__("importlib").import_module(".torch_ops", __name__)
+    _import_torch_ops()
 
 globals().update({cls.__name__: cls for cls in ENUMS.values()})
 __version__ = ".".join(map(str, header_version))

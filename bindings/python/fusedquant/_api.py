@@ -332,7 +332,8 @@ def _scales(scales, x, info):
             raise FusedQuantError(Status.INSUFFICIENT_BUFFER, f"scales: {s.capacity} bytes from its start, the "
                                   f"layout needs {info.bytes} for {info.rows}x{info.cols} scales")
         return scales, s
-    storage = _arrays.empty(x.kind, x.device, (scale_storage(info)[0],), scale_storage(info)[1])
+    elements, dtype = scale_storage(info)
+    storage = _arrays.empty(x.kind, x.device, (elements,), dtype)
     return scale_view(x.kind, storage, info), wrap(storage)
 
 

@@ -347,9 +347,13 @@ class Plan(_Object):
 
     def run(self, input, output, scales, scales_size, workspace=0, workspace_size=0, stream=0):
         """fqPlanExecute with raw addresses (ints)."""
-        check(lib.fqPlanExecute(self.ptr, ffi.cast("void*", input or 0), ffi.cast("void*", output or 0),
-                                ffi.cast("void*", scales or 0), scales_size, ffi.cast("void*", workspace or 0),
-                                workspace_size, ffi.cast("fqStream_t", stream or 0)))
+        check(lib.fqPlanExecute(self.ptr, _void(input), _void(output), _void(scales), scales_size, _void(workspace),
+                                workspace_size, ffi.cast("fqStream_t", stream) if stream else ffi.NULL))
+
+
+def _void(address):
+    """An int address as a void* (NULL for 0 or None, without a cast: the per-call path of a plan)."""
+    return ffi.cast("void*", address) if address else ffi.NULL
 
 
 def scale_repack_size(scale_type, batch, rows, groups, layout):

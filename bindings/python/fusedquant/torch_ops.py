@@ -37,7 +37,8 @@ def _config(attributes):
     return ";".join(items)
 
 
-def _parse(config):
+@functools.lru_cache(maxsize=256)
+def _parsed(config):
     def value(text):
         for kind in (int, float):
             try:
@@ -45,7 +46,12 @@ def _parse(config):
             except ValueError:
                 pass
         return text
-    return {k: value(v) for k, v in (item.split("=", 1) for item in config.split(";") if item)}
+    return tuple((k, value(v)) for k, v in (item.split("=", 1) for item in config.split(";") if item))
+
+
+def _parse(config):
+    """{name: value} of a config string (a new dict: callers may add to it)."""
+    return dict(_parsed(config))
 
 
 def _torch_dtype(name):
@@ -58,7 +64,7 @@ def _torch_dtype(name):
 def _geometry(config, lead, width, has_global_amax):
     """What a quantize call of `config` on rows [*lead, width] writes, from the library's queries:
     {"values": (shape, dtype), "scales": (elements, dtype, info), "col_values": ..., "col_scales": ...,
-    "amax": elements} (entries None when not written)."""
+    "amax": elements, "cols": the output's columns, "out_type": its DataType} (entries None when not written)."""
     attrs = _api._attributes(_parse(config))
     rows = math.prod(lead)
     with _api._descriptor(attrs) as (desc, key):
@@ -68,6 +74,7 @@ def _geometry(config, lead, width, has_global_amax):
         value_dtype = "fp4x2" if packed else _arrays.TYPE_TO_DTYPE[out_type.name]
         outputs = int(desc.get(_A.OUTPUTS))
         g = dict.fromkeys(("values", "scales", "col_values", "col_scales"))
+        g["cols"], g["out_type"] = cols, out_type
         if outputs & _api.Outputs.ROWWISE:
             info = _api._scale_info(desc, key, rows, cols)
             g["values"] = ((*lead, -(-cols // 2) if packed else cols), value_dtype)
@@ -112,7 +119,18 @@ def _row_sizes(config, width, has_global_amax, rows):
     return sizes
 
 
-@torch.compiler.assume_constant_result
+def _constant(fn):
+    """fn as a constant of the graph under torch.compile (its arguments are constants there), its results
+    cached by its (hashable) arguments. (Dynamo traces into an lru_cache wrapper: the cache sits inside.)"""
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    def constant(*args):
+        return cached(*args)
+    constant.__name__, constant.__doc__ = fn.__name__, fn.__doc__
+    return torch.compiler.assume_constant_result(constant)
+
+
+@_constant
 def _row_laws(config, width, has_global_amax, rows=None):
     """((name, P, a, b), ...): size(R) = a * ceil(R / P) + b for every size of _row_sizes and every R >= 2;
     for a concrete `rows` the sizes themselves (P 1, a 0); None where no law fits. Constants for torch.compile."""
@@ -150,7 +168,7 @@ def _static(n):
     return operator.index(n)
 
 
-@torch.compiler.assume_constant_result
+@_constant
 def _structure(config, width, has_global_amax):
     """What a call writes, as constants for torch.compile: {"values", "scales", "col_values", "col_scales": the
     dtype name or None when not written; "col_transposed", "moe", "no_scales" (PER_TENSOR_STATIC): bools;
@@ -222,6 +240,65 @@ def _run(x, config, pointers, out, scales, col_out, col_scales, amax):
                   **{k: v for k, v in pointers.items() if v is not None}, **attrs)
 
 
+# ---- the eager path: one plan per configuration and input geometry ----
+# A call without pointer arguments whose outputs are the rowwise values and scales alone (no columnwise output,
+# no NVFP4 amax to compute, no MoE layout) is one fqPlanExecute into torch.empty outputs: the plan, the output
+# shapes and the workspace size are worked out on the first call of its key and kept in the Python layer's
+# per-thread cache (fusedquant.clear_cache() drops them). Other calls take _run's general path.
+
+class _PlannedOp:
+    """The eager operator for one (config, x geometry): what it allocates and the plan it runs."""
+    __slots__ = ("plan", "values", "scales", "scale_bytes", "ws_size")
+
+    def __init__(self, plan, values, scales, scale_bytes, ws_size):
+        self.plan, self.values, self.scales, self.scale_bytes, self.ws_size = plan, values, scales, scale_bytes, ws_size
+
+    def __call__(self, x):
+        device = x.device
+        cpu = device.type == "cpu"
+        with _arrays.device_guard("torch", -1 if cpu else device.index):
+            out = torch.empty(self.values[0], dtype=self.values[1], device=device)
+            scales = torch.empty(self.scales[0], dtype=self.scales[1], device=device)
+            ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
+            self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), self.scale_bytes,
+                          0 if ws is None else ws.data_ptr(), self.ws_size,
+                          0 if cpu else torch.cuda.current_stream(device).cuda_stream)
+        return (out, scales, torch.empty(0, dtype=torch.uint8, device=device),
+                torch.empty(0, dtype=torch.uint8, device=device), torch.empty(0, dtype=torch.float32, device=device))
+
+
+def _planned_op(config, x):
+    """The _PlannedOp of config on x's geometry, or None where the call takes the general path (or is refused
+    there, with the library's message)."""
+    key = (config, x.device, x.dtype, x.shape, x.stride())
+    return _api._lru("torch_op", key, lambda: _new_planned_op(config, x))
+
+
+def _new_planned_op(config, x):
+    xa = _arrays.wrap(x)
+    if xa.dtype not in _arrays.DTYPE_TO_TYPE:
+        return None
+    lead, rows, width, ld = _api._rows("x", xa)
+    g = _geometry(config, tuple(lead), width, False)
+    if g["values"] is None or g["col_values"] is not None or g["amax"] or g["moe"] or \
+            _structure(config, width, False)["no_scales"]:
+        return None
+    attrs = _api._attributes({"gate_layout": "none", **_parse(config)})
+    backend = _api.Backend.HOST if xa.device < 0 else _api.Backend.CUDA
+    (shape, value_dtype), (elements, scale_dtype, _) = g["values"], g["scales"]
+    out_ld = 2 * shape[-1] if value_dtype == "fp4x2" else shape[-1]  # FP4 pairs: ld in elements
+    try:
+        with _api._descriptor(attrs) as (desc, _), _arrays.device_guard("torch", xa.device):
+            h = _api.default_handle(backend, xa.device)
+            plan = _api.Plan(h, desc, _api.TensorLayout(to_enum(DataType, xa.dtype), rows, width, ld),
+                             _api.TensorLayout(g["out_type"], rows, g["cols"], out_ld))
+    except (_api.FusedQuantError, TypeError, ValueError):
+        return None
+    storage = _torch_dtype(scale_dtype)
+    return _PlannedOp(plan, (shape, _torch_dtype(value_dtype)), ((elements,), storage),
+                      elements * storage.itemsize, plan.workspace_size)
+
+
 @torch.library.custom_op("fusedquant::quantize", mutates_args=())
 def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None = None,
                 scale_ub: torch.Tensor | None = None, row_prob: torch.Tensor | None = None,
@@ -230,7 +307,11 @@ def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None 
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
-    pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
+    given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
+    planned = _planned_op(config, x) if given.count(None) == len(given) else None
+    if planned is not None:
+        return planned(x)
+    pointers = dict(zip(_POINTERS, given))
     outs = _outputs(x, config, global_amax)
     _run(x, config, pointers, *outs)
     return outs
@@ -244,12 +325,14 @@ def _(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=No
 
 @torch.library.custom_op("fusedquant::quantize_out", mutates_args=("out", "scales", "col_out", "col_scales"))
 def quantize_out_op(x: torch.Tensor, config: str, out: torch.Tensor | None, scales: torch.Tensor | None,
-                    col_out: torch.Tensor | None = None, col_scales: torch.Tensor | None = None,
+                    col_out: torch.Tensor | None, col_scales: torch.Tensor | None,
                     static_scale: torch.Tensor | None = None, scale_ub: torch.Tensor | None = None,
                     row_prob: torch.Tensor | None = None, global_amax: torch.Tensor | None = None,
                     moe_offsets: torch.Tensor | None = None, moe_counts: torch.Tensor | None = None) -> None:
     """The out= form: writes the given buffers (checked as fusedquant.quantize checks them). NVFP4's computed
-    global amax is not returned here: pass global_amax=, or call the functional operator, which returns it."""
+    global amax is not returned here: pass global_amax=, or call the functional operator, which returns it.
+    The buffers it writes have no defaults (pass None for those not written): torch 2.11's custom_op drops a
+    mutated argument left at its default from the call it checks and fails on it."""
     pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
     attrs = _parse(config)
     attrs.setdefault("gate_layout", "none")
@@ -363,27 +446,53 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
     """fusedquant.quantize's rules on torch tensors, traceable: (values, scales), (values, scales, global_amax)
     for NVFP4, or with a columnwise output (values, scales, col_values, col_scales). An activation other than
     identity needs gate_layout= (ValueError otherwise); the scheme sets its types (README.md)."""
-    given = {"activation": activation, "gate_layout": gate_layout}
-    _api._require_gate_layout(_api._attributes({k: v for k, v in given.items() if v is not None}))
     pointers = {k: attributes.pop(k) for k in _POINTERS if k in attributes}
     for key, value in pointers.items():
         if value is not None and not isinstance(value, torch.Tensor):
             pointers[key] = _number(key, value, x)
-    config = _config({**given, **attributes})
+    config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
+                                              **attributes}.items())))
     values, scales, col_values, col_scales, amax = torch.ops.fusedquant.quantize(x, config, **pointers)
-    has_amax, width = pointers.get("global_amax") is not None, _static(x.shape[-1])
-    st, sizes = _structure(config, width, has_amax), _sizes(config, tuple(x.shape[:-1]), width, has_amax)
+    has_amax, width, lead = pointers.get("global_amax") is not None, _static(x.shape[-1]), tuple(x.shape[:-1])
+    st = _structure(config, width, has_amax)
+    views = (_views if torch.compiler.is_compiling() else _eager_views)(config, lead, width, has_amax)
     result = ()
     if st["values"] is not None:
-        result = _present(values, scales, "scales", st, sizes, pointers.get("static_scale"))
+        result = _present(values, scales, "scales", st, views["scales"], pointers.get("static_scale"))
     if st["col_values"] is not None:
-        result = (*(result or (None, None)), *_present(col_values, col_scales, "col_scales", st, sizes, None))
+        result = (*(result or (None, None)),
+                  *_present(col_values, col_scales, "col_scales", st, views["col_scales"], None))
     if st["nvfp4"]:
         result = (*result, amax if st["amax"] else pointers["global_amax"])
     return result
 
 
-def _present(values, scales, key, st, sizes, static_scale):
+@_constant
+def _functional_config(items):
+    """The config string of the functional API's keywords (sorted (name, value) pairs; None values unset), after
+    the functional API's own rule: an activation other than identity needs gate_layout= (ValueError).
+    A constant under torch.compile: the library's enums are looked up here, outside the traced code."""
+    attributes = {k: v for k, v in items if v is not None}
+    _api._require_gate_layout(_api._attributes({k: attributes[k] for k in ("activation", "gate_layout")
+                                                if k in attributes}))
+    return _config(attributes)
+
+
+def _views(config, lead, width, has_global_amax):
+    """{"scales", "col_scales": (shape, strides) of the layout's [rows, groups] view of the scale storage, or
+    None where the layout is not affine (or not written)}; sizes may be symbolic under torch.compile."""
+    sizes, views = _sizes(config, lead, width, has_global_amax), {}
+    for key in ("scales", "col_scales"):
+        dims = sum(1 for name in sizes if name[:2] == (key, "shape"))
+        views[key] = ([sizes[(key, "shape", i)] for i in range(dims)],
+                      [sizes[(key, "stride", i)] for i in range(dims)]) if dims else None
+    return views
+
+
+_eager_views = functools.lru_cache(maxsize=256)(_views)  # concrete sizes: the same for every call of a shape
+
+
+def _present(values, scales, key, st, view, static_scale):
     """(values, scales) as fusedquant.quantize returns them: FP4 as float4_e2m1fn_x2, E8M0 as float8_e8m0fnu,
     scales as the layout's [rows, groups] view (the storage for a non-affine layout), PER_TENSOR_STATIC's scale."""
     if values.dtype == torch.uint8 and hasattr(torch, "float4_e2m1fn_x2"):  # uint8 values are FP4 pairs
@@ -392,11 +501,7 @@ def _present(values, scales, key, st, sizes, static_scale):
         scales = scales.view(torch.float8_e8m0fnu)
     if static_scale is not None and st["no_scales"]:
         return values, static_scale
-    if (key, "shape", 0) not in sizes:
-        return values, scales
-    dims = sum(1 for name in sizes if name[:2] == (key, "shape"))
-    return values, scales.as_strided([sizes[(key, "shape", i)] for i in range(dims)],
-                                     [sizes[(key, "stride", i)] for i in range(dims)])
+    return values, scales if view is None else scales.as_strided(*view)
 
 
 def _number(key, value, x):
