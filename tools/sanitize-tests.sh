@@ -18,8 +18,11 @@ asan=$(g++ -print-file-name=libasan.so)
 lib=$(readlink -f "$build/libfusedquant.so")
 python=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter itself, not a shim script
 echo "sanitize: Python tests against $lib"
+# Not the torch operators' file: a C++ exception thrown inside PyTorch (its argument parser's error path, which
+# opcheck takes) trips ASan's own __cxa_throw interceptor (CHECK failed in the sanitizer runtime, not in fq); the
+# calls those operators make into the library are the ones the other files run here.
 PYTHONPATH=bindings/python FUSEDQUANT_LIBRARY=$lib LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 \
-  "$python" -m pytest -q bindings/python/tests
+  "$python" -m pytest -q bindings/python/tests --ignore=bindings/python/tests/test_torch_ops.py
 
 echo "sanitize: Rust tests against $lib"
 (cd bindings/rust && FUSEDQUANT_LIB_DIR="$(dirname "$lib")" CARGO_TARGET_DIR="$PWD/../../$build/cargo" \

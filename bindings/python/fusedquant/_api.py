@@ -212,20 +212,39 @@ class _PlannedCall:
         return out, scales
 
 
-def _pointer_value(attr, value, x):
-    """A pointer attribute's array on x's device: numbers become a new float32/int32 array there."""
+def _values_read(attr, experts, rows):
+    """How many values the library reads through pointer attribute `attr` (docs/api.md): one per expert (the
+    GEMM's groups are its experts) for the per-tensor scale and NVFP4's global amax, one per row for the routing
+    probability, E counts or E + 1 offsets; None for the output buffers."""
+    a = QuantDescAttribute
+    return {a.STATIC_SCALE_POINTER: experts, a.GLOBAL_AMAX_POINTER: experts, a.SCALE_UB_POINTER: 1,
+            a.ROW_PROB_POINTER: rows, a.MOE_COUNTS_POINTER: experts,
+            a.MOE_OFFSETS_POINTER: experts + 1}.get(attr)
+
+
+def _pointer_value(attr, value, x, experts=1, rows=1):
+    """A pointer attribute's array on x's device: numbers become a new float32/int32 array there (one number for
+    a per-expert value is every expert's); an array must hold every value the library reads (_values_read)."""
     ctype, key = _ctype(attr), attr.name.lower().removesuffix("_pointer")
     wanted = "float32" if "float" in ctype else "int32" if "int32" in ctype else None
+    needed = _values_read(attr, experts, rows)
     try:
         a = wrap(value)
     except TypeError:
         if wanted is None:
             raise TypeError(f"fusedquant: {key} must be an array on {x.where}") from None
-        return device_numbers(key, x.kind, x.device, value, wanted)
+        if needed and not isinstance(value, (list, tuple)) and attr in (QuantDescAttribute.STATIC_SCALE_POINTER,
+                                                       QuantDescAttribute.GLOBAL_AMAX_POINTER):
+            value = [value] * needed
+        value = device_numbers(key, x.kind, x.device, value, wanted)
+        a = wrap(value)
     if a.device != x.device:
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: the array is on {a.where}, x is on {x.where}")
     if wanted and a.dtype != wanted:
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: dtype {a.dtype}, the library reads {wanted}")
+    if needed and math.prod(a.shape) < needed:
+        raise FusedQuantError(Status.INVALID_VALUE, f"{key}: {math.prod(a.shape)} values; the library reads "
+                              f"{needed} (one per {'row' if attr == QuantDescAttribute.ROW_PROB_POINTER else 'expert'})")
     return value
 
 
@@ -425,9 +444,10 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
     attrs = _attributes(attributes)
     _require_gate_layout(attrs)
     with _descriptor(attrs) as (desc, key):
+        experts = max(int(desc.get(QuantDescAttribute.MOE_NUM_EXPERTS)), 1)
         for attr, value in attrs.items():
             if _ctype(attr).endswith("*"):
-                desc.set(attr, None if value is None else _pointer_value(attr, value, x_arr))
+                desc.set(attr, None if value is None else _pointer_value(attr, value, x_arr, experts, rows))
         gated = desc.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE
         if gated and width % 2:
             raise FusedQuantError(Status.INVALID_VALUE, f"x: a gated row holds gate and up halves; its width "

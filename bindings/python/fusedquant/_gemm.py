@@ -134,8 +134,8 @@ def grouped_gemm(a, a_scales, b, b_scales, *, num_groups=None, group_offsets=Non
             g.set("alpha_pointer", _small("alpha", alpha, x, "float32", num_groups))
         settings = _with_implied(_attributes(attributes))  # the scheme's own types, as quantize() sets them
         for attr, value in settings.items():
-            epi.set(attr, _pointer_value(attr, value, x) if _ctype(attr).endswith("*") and value is not None
-                    else value)
+            epi.set(attr, _pointer_value(attr, value, x, num_groups, m) if _ctype(attr).endswith("*") and
+                    value is not None else value)
         gated = epi.get(QuantDescAttribute.GATE_LAYOUT) != GateLayout.NONE
         h = n // 2 if gated else n
         result = GroupedGemmResult()

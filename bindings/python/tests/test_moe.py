@@ -106,3 +106,26 @@ def test_columnwise_misuse_is_refused_with_the_librarys_message(rng):
         fq.quantize(x, outputs="columnwise", col_out=np.zeros((64, 8), np.uint8))
     with pytest.raises(FusedQuantError, match="MOE_NUM_EXPERTS"):
         fq.quantize(x, moe_layout="masked", moe_num_experts=3, moe_counts=[1, 1, 1])
+
+
+def test_a_per_expert_number_is_every_experts_and_a_short_array_is_refused(rng):
+    """static_scale= / global_amax= are read once per expert (the GEMM's groups too): one number is every
+    expert's; an array with fewer values than the library reads is refused, naming the argument (a one-value
+    buffer for E experts was read past its end, found by ASan)."""
+    e, max_m, h = 3, 8, 64
+    x = rand_bf16(rng, (e, max_m, 2 * h))
+    counts = np.array([8, 0, 5], np.int32)
+    moe = dict(moe_layout="masked", moe_num_experts=e, moe_counts=counts, **SWIGLU)
+    one = fq.quantize(x, scheme="nvfp4", global_amax=6.0, **moe)
+    each = fq.quantize(x, scheme="nvfp4", global_amax=np.full(e, 6.0, np.float32), **moe)
+    for a, b in zip(one, each):  # the rows some expert owns (the others are not written)
+        for i in range(e):
+            np.testing.assert_array_equal(np.asarray(a)[i, :counts[i]].view(np.uint8),
+                                          np.asarray(b)[i, :counts[i]].view(np.uint8))
+    with pytest.raises(FusedQuantError, match=r"global_amax: 1 values; the library reads 3 \(one per expert\)") as err:
+        fq.quantize(x, scheme="nvfp4", global_amax=np.array([6.0], np.float32), **moe)
+    assert err.value.status == Status.INVALID_VALUE
+    with pytest.raises(FusedQuantError, match=r"static_scale: 2 values; the library reads 3"):
+        fq.quantize(x, scheme="per_tensor_static", static_scale=np.ones(2, np.float32), **moe)
+    with pytest.raises(FusedQuantError, match=r"row_prob: 4 values; the library reads 24 \(one per row\)"):
+        fq.quantize(x, scheme="mxfp8", row_prob=np.ones(4, np.float32), **moe)
