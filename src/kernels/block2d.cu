@@ -62,10 +62,11 @@ __device__ __forceinline__ bool padding_tile(uint8_t* scales, const ScaleGeometr
 
 // ---- block2d_vec: weights with 16-byte rows ----------------------------------------------------------------
 // S is Shape<Identity, in, None>; p.cols is a multiple of 8 and every row 16-byte aligned (refuse_vec), so a
-// thread's 8 columns are all inside the matrix or all outside it.
-template <class S, bool kHwCvt>
+// thread's 8 columns are all inside the matrix or all outside it. Io: a 16-byte IO policy's Device.
+template <class S, class Io>
 __global__ void __launch_bounds__(kThreads, kVecMinBlocks) block2d_vec(const cuda::Params p) {
     using namespace cuda;
+    constexpr bool kHwCvt = Io::hardware_fp8;
     wait_for_producer();
     const int64_t mb = blockIdx.y, kb = blockIdx.x;
     if (padding_tile(p.scales, p.sg, mb, kb)) return;
@@ -165,16 +166,17 @@ __global__ void __launch_bounds__(kThreads) block2d_generic(const Params p) {
 // runs of each row rather than 256 bytes of many rows.
 dim3 tile_grid(const OpConfig& c) { return dim3(unsigned(c.scales.cols), unsigned(c.scales.padded_rows)); }
 
-template <bool kHwCvt, bool kPdl>
+template <class Arch>
 fqStatus_t run_vec(const LaunchArgs& a) {
+    using Io = typename Arch::Device;
     const OpConfig& c = a.cfg;
     const cuda::Params p = cuda::make_params(a);
     const dim3 grid = tile_grid(c);
     if (grid.x == 0 || grid.y == 0) return FQ_STATUS_SUCCESS;
-    const auto kernel = c.in_type == InType::Bf16 ? block2d_vec<cuda::Shape<Act::Identity, InType::Bf16, cuda::GateKind::None>, kHwCvt>
-                                                  : block2d_vec<cuda::Shape<Act::Identity, InType::Fp16, cuda::GateKind::None>, kHwCvt>;
+    const auto kernel = c.in_type == InType::Bf16 ? block2d_vec<cuda::Shape<Act::Identity, InType::Bf16, cuda::GateKind::None>, Io>
+                                                  : block2d_vec<cuda::Shape<Act::Identity, InType::Fp16, cuda::GateKind::None>, Io>;
     return cuda::cuda_status(cuda::launch_kernel(kernel, grid, dim3(kThreads), 0, static_cast<cudaStream_t>(a.stream),
-                                                 kPdl && a.allow_pdl, p),
+                                                 Arch::pdl && a.allow_pdl, p),
                              "BLOCK_2D kernel launch");
 }
 
@@ -202,11 +204,13 @@ fqStatus_t run_generic(const LaunchArgs& a) {
 
 }  // namespace
 
-fqStatus_t launch_vec(const LaunchArgs& a, bool hw_cvt, bool pdl) {
-    if (hw_cvt) return pdl ? run_vec<true, true>(a) : run_vec<true, false>(a);
-    if (!pdl) return run_vec<false, false>(a);
-    return fail(FQ_STATUS_INTERNAL_ERROR, "no BLOCK_2D kernel is compiled with PDL and software fp8 encoding");
+template <class Arch>
+fqStatus_t launch_vec(const LaunchArgs& a) {
+    return run_vec<Arch>(a);
 }
+template fqStatus_t launch_vec<cuda::Sm90Vec>(const LaunchArgs&);
+template fqStatus_t launch_vec<cuda::Sm89Vec>(const LaunchArgs&);
+template fqStatus_t launch_vec<cuda::Sm80Vec>(const LaunchArgs&);
 
 fqStatus_t launch_generic(const LaunchArgs& a) { return run_generic(a); }
 

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "../dispatch/registry.h"
+#include "arch_policy.cuh"
 
 namespace fq::block2d {
 
-// block2d_vec: weights with 16-byte IO; hardware fp8 conversion and PDL as the entry's family compiles them.
-fqStatus_t launch_vec(const LaunchArgs& a, bool hw_cvt, bool pdl);
+// block2d_vec: weights with 16-byte IO, as the entry family's policy Arch compiles them (Sm90Vec, Sm89Vec, Sm80Vec).
+template <class Arch>
+fqStatus_t launch_vec(const LaunchArgs& a);
 
 // block2d_generic: any activation and gate layout, element IO.
 fqStatus_t launch_generic(const LaunchArgs& a);

@@ -289,8 +289,9 @@ __device__ __forceinline__ void activate_row(const Params& p, const Raw8& r, int
     }
 }
 
-template <class S, bool kVec, bool kHwCvt>
+template <class S, class Io>
 __global__ void __launch_bounds__(kColThreads, 3) columnwise_quant(const Params p, int64_t tiles_per_run) {
+    constexpr bool kVec = Io::vector_io, kHwCvt = Io::hardware_fp8;
     extern __shared__ float4 parked_quads[];                   // [row i][half h][thread]
     __shared__ int row_expert[kColTileRows];                   // -1: row not owned (or past the run)
     __shared__ float4 warp_amax[kColWarps][kColTileCols / 4];  // column amax over each warp's 16 rows
@@ -454,23 +455,24 @@ fqStatus_t launch_zero_scale_padding(const LaunchArgs& a, const ScaleGeometry& g
 
 // A problem with a columnwise output: the tensor amax first where the scheme needs it, per-token rows
 // through token_quant, scale padding, then the tile kernel (columnwise, and rowwise groups with it).
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
+template <Act kAct, class Arch>
 fqStatus_t run_columnwise_for(const LaunchArgs& a) {
+    constexpr bool kPdl = Arch::pdl;
     const OpConfig& c = a.cfg;
     const Params p = make_params(a);
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kColTileCols)));
     const bool per_tensor = is_per_tensor(c.scheme);
     return with_shape<kAct>(c, [&](auto shape) -> fqStatus_t {
         using S = decltype(shape);
-        FQ_TRY((run_tensor_amax<S, kVec, kPdl>(a, p, false)));
+        FQ_TRY((run_tensor_amax<S, Arch>(a, p, false)));
         if (c.rowwise() && c.scheme == Scheme::PerToken)
-            FQ_TRY((launch_token_quant<S, kVec, kHwCvt, kPdl>(a, p)));
+            FQ_TRY((launch_token_quant<S, Arch>(a, p)));
         if (c.rowwise() && c.scheme != Scheme::PerToken && !per_tensor)
             FQ_TRY(launch_zero_scale_padding(a, c.scales, p.scales, p.scale_blocks, true));
         if (!per_tensor) FQ_TRY(launch_zero_scale_padding(a, c.col_scales, p.col_scales, c.scale_batch, false));
         const ColumnRuns r = column_runs(c);
         const int64_t tiles_per_run = r.tiles_per_run(), runs = r.runs;
-        constexpr auto kernel = columnwise_quant<S, kVec, kHwCvt>;
+        constexpr auto kernel = columnwise_quant<S, typename Arch::Device>;
         FQ_TRY((allow_dynamic_smem<kernel, kColParkedBytes>(a)));
         if (runs * tiles_per_run > 0)
             FQ_TRY(launch_smem(kernel, dim3(unsigned(runs * tiles_per_run), col_tiles), dim3(kColThreads), kColParkedBytes, a,
@@ -480,6 +482,6 @@ fqStatus_t run_columnwise_for(const LaunchArgs& a) {
     });
 }
 
-#define FQ_FOR_EACH_COLUMNWISE_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_CONFIG(X, run_columnwise_for, ACT)
+#define FQ_FOR_EACH_COLUMNWISE_LAUNCHER(X, ACT) FQ_FOR_EACH_ARCH_POLICY(X, run_columnwise_for, ACT)
 
 }  // namespace fq::cuda

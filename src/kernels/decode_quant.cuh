@@ -6,6 +6,7 @@
 // which leaves one straight path from the loads to the stores.
 #pragma once
 
+#include "arch_policy.cuh"
 #include "blocks/activate.cuh"
 #include "blocks/grid.cuh"
 #include "blocks/host.cuh"
@@ -16,9 +17,10 @@
 namespace fq::cuda {
 
 // Block (m, t): output columns [t, t + 1) * 1024 of row m, then the padding-row blocks (as group_quant).
-// kLanes: the lanes a group spans (its outputs / 8).
-template <class S, bool kHwCvt, bool kMx, int kLanes>
+// kLanes: the lanes a group spans (its outputs / 8). Io: a 16-byte IO policy's Device.
+template <class S, class Io, class Scales, int kLanes>
 __global__ void __launch_bounds__(kThreads) decode_quant(const Params p) {
+    constexpr bool kHwCvt = Io::hardware_fp8, kMx = Scales::microscaling;
     const int64_t m = block_row<false>();
     const int j0 = tile_first_output<false>();
     if (m >= p.rows) {
@@ -53,22 +55,23 @@ __global__ void __launch_bounds__(kThreads) decode_quant(const Params p) {
     if (leader) zero_scale_padding(p, p.scales, m, k);
 }
 
-template <class S, bool kHwCvt, bool kMx, int kLanes>
+template <class S, class Io, class Scales, int kLanes>
 fqStatus_t launch_decode_lanes(const LaunchArgs& a, const Params& p) {
     const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
     const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
     const int64_t blocks = (p.rows + padding_blocks) * col_tiles;
-    return launch(decode_quant<S, kHwCvt, kMx, kLanes>, block_grid(false, p.rows + padding_blocks, col_tiles), dim3(kThreads), a,
+    return launch(decode_quant<S, Io, Scales, kLanes>, block_grid(false, p.rows + padding_blocks, col_tiles), dim3(kThreads), a,
                   pdl_pays(a, blocks), p);
 }
 
 // The decode kernel of p's group: 32-128 outputs (4-16 lanes) with fp32 scales, 32 with block scales.
-template <class S, bool kHwCvt, bool kMx>
+template <class S, class Io, class Scales>
 fqStatus_t launch_decode_quant(const LaunchArgs& a, const Params& p) {
+    constexpr bool kMx = Scales::microscaling;
     switch (p.lanes_per_group) {
-        case 4: return launch_decode_lanes<S, kHwCvt, kMx, 4>(a, p);
-        case 8: if constexpr (!kMx) return launch_decode_lanes<S, kHwCvt, kMx, 8>(a, p); break;
-        case 16: if constexpr (!kMx) return launch_decode_lanes<S, kHwCvt, kMx, 16>(a, p); break;
+        case 4: return launch_decode_lanes<S, Io, Scales, 4>(a, p);
+        case 8: if constexpr (!kMx) return launch_decode_lanes<S, Io, Scales, 8>(a, p); break;
+        case 16: if constexpr (!kMx) return launch_decode_lanes<S, Io, Scales, 16>(a, p); break;
     }
     return fail(FQ_STATUS_INTERNAL_ERROR, "decode kernel: a group of {} lanes", p.lanes_per_group);
 }

@@ -13,8 +13,8 @@
 // moe_rows (row owners), load, activate, amax, quantize, scales (scale stores and padding), tile (one tile's
 // amax, scale and stores), parked (outputs in shared memory), host (launch helpers, with_shape).
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
-// activation, the input type, how gate and up are stored; the plain FP32 body; fp32 vs microscaling
-// scales): a kernel that branches on them at run time runs far slower (docs/design-notes.md). Each
+// activation, the input type, how gate and up are stored; the plain FP32 body; the architecture policy and
+// the scale kind, arch_policy.cuh): a kernel that branches on them at run time runs far slower (docs/design-notes.md). Each
 // activation's kernels are compiled in their own translation unit (instantiate_activation.cu.in).
 #pragma once
 
@@ -23,28 +23,15 @@
 
 namespace fq::cuda {
 
-// Every (16-byte IO, hardware conversion, PDL) combination the dispatch table uses -- sm90 and sm100: hw cvt, PDL;
-// sm89: hw cvt; sm80: software encoding -- of launcher L<ARGS..., vec, hw cvt, pdl> for one activation: the
-// 16-byte IO forms, the element IO forms, both.
-#define FQ_FOR_EACH_VEC_CONFIG(X, L, ...)                                        \
-    X(template fqStatus_t L<__VA_ARGS__, true, true, true>(const LaunchArgs&);)  \
-    X(template fqStatus_t L<__VA_ARGS__, true, true, false>(const LaunchArgs&);) \
-    X(template fqStatus_t L<__VA_ARGS__, true, false, false>(const LaunchArgs&);)
-#define FQ_FOR_EACH_ELEMENT_CONFIG(X, L, ...)                                     \
-    X(template fqStatus_t L<__VA_ARGS__, false, true, true>(const LaunchArgs&);)  \
-    X(template fqStatus_t L<__VA_ARGS__, false, true, false>(const LaunchArgs&);) \
-    X(template fqStatus_t L<__VA_ARGS__, false, false, false>(const LaunchArgs&);)
-#define FQ_FOR_EACH_ARCH_CONFIG(X, L, ...) \
-    FQ_FOR_EACH_VEC_CONFIG(X, L, __VA_ARGS__) FQ_FOR_EACH_ELEMENT_CONFIG(X, L, __VA_ARGS__)
-
 // The row kernels of one activation, one launcher per skeleton (the swizzled and column-run forms have 16-byte
 // IO only, the decode kernel 16-byte IO with PDL); instantiated once per activation by instantiate_activation.cu.in.
-#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                                  \
-    X(template fqStatus_t run_group_for<Skeleton::Decode, ACT, true, true, true>(const LaunchArgs&);) \
-    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainSwizzled, ACT)                           \
-    FQ_FOR_EACH_VEC_CONFIG(X, run_group_for, Skeleton::PlainColumnRuns, ACT)  \
-    FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Plain, ACT)           \
-    FQ_FOR_EACH_ARCH_CONFIG(X, run_group_for, Skeleton::Group, ACT)           \
-    FQ_FOR_EACH_ARCH_CONFIG(X, run_token_for, ACT)
+// (The policies: arch_policy.cuh.)
+#define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                         \
+    X(template fqStatus_t run_group_for<Skeleton::Decode, ACT, Sm90Vec>(const LaunchArgs&);) \
+    FQ_FOR_EACH_VEC_POLICY(X, run_group_for, Skeleton::PlainSwizzled, ACT)                  \
+    FQ_FOR_EACH_VEC_POLICY(X, run_group_for, Skeleton::PlainColumnRuns, ACT)                \
+    FQ_FOR_EACH_ARCH_POLICY(X, run_group_for, Skeleton::Plain, ACT)                         \
+    FQ_FOR_EACH_ARCH_POLICY(X, run_group_for, Skeleton::Group, ACT)                         \
+    FQ_FOR_EACH_ARCH_POLICY(X, run_token_for, ACT)
 
 }  // namespace fq::cuda

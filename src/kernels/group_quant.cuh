@@ -2,6 +2,7 @@
 // thread; any rounding mode, MoE layout (several rows a block) and routing probability.
 #pragma once
 
+#include "arch_policy.cuh"
 #include "blocks/activate.cuh"
 #include "blocks/grid.cuh"
 #include "blocks/load.cuh"
@@ -27,9 +28,11 @@ __device__ __forceinline__ void group_row(const Params& p, const RowOwner& o, in
 // The general kernel: any rounding mode, MoE layout and routing probability. Block (b, t) runs output
 // columns [t, t + 1) * 1024 of rows [b, b + 1) * p.rows_per_block (each thread 8 outputs a row; rows no
 // expert owns skipped: for_each_owned_row). Blocks past the rows write the scale layouts' padding rows
-// (zeros), kPadRowsPerBlock rows each.
-template <class S, bool kVec, bool kHwCvt, bool kMx>
+// (zeros), kPadRowsPerBlock rows each. Io: an architecture policy's Device (arch_policy.cuh); Scales: Fp32Scales
+// or BlockScales.
+template <class S, class Io, class Scales>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) group_quant(const Params p) {
+    constexpr bool kVec = Io::vector_io, kHwCvt = Io::hardware_fp8, kMx = Scales::microscaling;
     wait_for_producer();
     const int j0 = tile_first_output<false>();
     const int64_t bx = block_row<false>();

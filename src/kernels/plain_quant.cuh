@@ -3,6 +3,7 @@
 // column-major scale buffers (plain_quant_column_runs).
 #pragma once
 
+#include "arch_policy.cuh"
 #include "blocks/activate.cuh"
 #include "blocks/grid.cuh"
 #include "blocks/load.cuh"
@@ -68,8 +69,9 @@ __device__ __forceinline__ void row_warp_outputs(const Params& p, int64_t m, int
 // MoE row's owner is one or more dependent loads ahead of the row's own, which one row a block cannot hide,
 // and a row loop under this kernel's register bound spills (docs/design-notes.md); MoE problems take the
 // general kernel.
-template <class S, bool kVec, bool kHwCvt, bool kMx>
+template <class S, class Io, class Scales>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const Params p) {
+    constexpr bool kVec = Io::vector_io, kHwCvt = Io::hardware_fp8, kMx = Scales::microscaling;
     wait_for_producer();
     const int64_t b = block_row<true>();  // the last z slice may run past the padding rows: they find no work
     if (b >= p.rows) {
@@ -96,8 +98,9 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant(const P
 // memory and leave as whole units, the layout's padding rows and columns (zeros) among them, so the grid has
 // no padding blocks. Microscaling only (blocks of 16 or 32: 512 outputs are whole units of 4 scale columns);
 // the 16-byte path; a 16-byte aligned scale buffer (the dispatcher's condition).
-template <class S, bool kHwCvt>
+template <class S, class Io>
 __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzled(const Params p) {
+    constexpr bool kHwCvt = Io::hardware_fp8;
     wait_for_producer();
     const int64_t u = block_row<true>();
     const int64_t m0 = (u >> 5) * 128 + (u & 31);  // the units' first row
@@ -133,8 +136,9 @@ __global__ void __launch_bounds__(kThreads, kGroupMinBlocks) plain_quant_swizzle
 // (docs/design-notes.md).
 constexpr int kColumnRunRows = 8, kColumnRunThreads = 32 * kColumnRunRows;
 
-template <class S, bool kHwCvt>
+template <class S, class Io>
 __global__ void __launch_bounds__(kColumnRunThreads, kGroupMinBlocks * 4 / kColumnRunRows) plain_quant_column_runs(const Params p) {
+    constexpr bool kHwCvt = Io::hardware_fp8;
     wait_for_producer();
     const int64_t m0 = block_row<true>() * kColumnRunRows;
     const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, s = p.pair_shift;

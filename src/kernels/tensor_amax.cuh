@@ -47,14 +47,16 @@ __global__ void finalize_tensor_scale(const Params p);
 
 // Step 1 of per-tensor dynamic, and of NVFP4 without the caller's global amax: each expert's amax into its
 // word (kPlain: the FP32 activation body, for problems with neither intermediate rounding nor MoE).
-template <class S, bool kVec, bool kPdl>
+// (The kernel takes only the IO form: its code does not depend on the fp8 encoding.)
+template <class S, class Arch>
 fqStatus_t run_tensor_amax(const LaunchArgs& a, const Params& p, bool plain) {
+    constexpr bool kVec = Arch::vector_io;
     const OpConfig& c = a.cfg;
     if (c.scheme != Scheme::PerTensorDynamic && (c.scheme != Scheme::Nvfp4 || c.global_amax)) return FQ_STATUS_SUCCESS;
     FQ_TRY(prepare_tensor_amax(a, p));
     const auto kernel = plain ? tensor_amax<S, kVec, true> : tensor_amax<S, kVec, false>;
     const unsigned col_tiles = unsigned(ceil_div(c.cols, int64_t(kThreads) * 8));
-    return launch(kernel, block_grid(plain, c.rows, col_tiles), dim3(kThreads), a, kPdl, p);
+    return launch(kernel, block_grid(plain, c.rows, col_tiles), dim3(kThreads), a, Arch::pdl, p);
 }
 
 }  // namespace fq::cuda

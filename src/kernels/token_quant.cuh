@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "arch_policy.cuh"
 #include "blocks/activate.cuh"
 #include "blocks/amax.cuh"
 #include "blocks/grid.cuh"
@@ -37,8 +38,9 @@ inline int token_block_threads(int64_t rows, int sm_count) {
     return wanted > 512 ? 1024 : wanted > 256 ? 512 : kTokenThreads;
 }
 
-template <class S, bool kVec, bool kHwCvt, bool kParked>
+template <class S, class Io, bool kParked>
 __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) {
+    constexpr bool kVec = Io::vector_io, kHwCvt = Io::hardware_fp8;
     extern __shared__ float4 parked_quads[];  // kParked: [step][half][thread]
     wait_for_producer();
     const int64_t m = blockIdx.x;
@@ -85,21 +87,23 @@ __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) 
 }
 
 // Per-token rows: a block per row and per padding row of the scale layout, the outputs parked where the row fits.
-template <class S, bool kVec, bool kHwCvt, bool kPdl>
+template <class S, class Arch>
 fqStatus_t launch_token_quant(const LaunchArgs& a, const Params& p) {
+    using Io = typename Arch::Device;
+    constexpr bool kPdl = Arch::pdl;
     const dim3 grid(unsigned(p.rows + padding_rows_total(p)));
     const int threads = token_block_threads(p.rows, a.sm_count);
-    if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, kVec, kHwCvt, false>, grid, dim3(threads), a, kPdl, p);
-    constexpr auto kernel = token_quant<S, kVec, kHwCvt, true>;
+    if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, Io, false>, grid, dim3(threads), a, kPdl, p);
+    constexpr auto kernel = token_quant<S, Io, true>;
     FQ_TRY((allow_dynamic_smem<kernel, kTokenParkMaxBytes>(a)));
     const int64_t steps = ceil_div(int64_t(p.cols), int64_t(threads) * 8);  // a slot row (8 floats a thread) each
     return launch_smem(kernel, grid, dim3(threads), size_t(steps * threads) * 8 * sizeof(float), a, kPdl, p);
 }
 
-template <Act kAct, bool kVec, bool kHwCvt, bool kPdl>
+template <Act kAct, class Arch>
 fqStatus_t run_token_for(const LaunchArgs& a) {
     const Params p = make_params(a);
-    return with_shape<kAct>(a.cfg, [&](auto shape) { return launch_token_quant<decltype(shape), kVec, kHwCvt, kPdl>(a, p); });
+    return with_shape<kAct>(a.cfg, [&](auto shape) { return launch_token_quant<decltype(shape), Arch>(a, p); });
 }
 
 }  // namespace fq::cuda

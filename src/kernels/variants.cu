@@ -28,15 +28,13 @@ fqStatus_t with_activation(Act act, F&& f) {
     return fail(FQ_STATUS_INTERNAL_ERROR, "unknown activation {}", int(act));
 }
 
-// Calls f(vec, hw_cvt, pdl) as std::bool_constant for the configurations the table compiles
-// (FQ_FOR_EACH_ARCH_CONFIG): sm90/sm100 hw cvt + PDL, sm89 hw cvt, sm80 software encoding; each in both IOs.
+// Calls f(Policy{}) with the architecture policy of the form's family and IO (arch_policy.cuh; the policies
+// FQ_FOR_EACH_ARCH_POLICY compiles): sm90/sm100 hw cvt + PDL, sm89 hw cvt, sm80 software encoding.
 template <class F>
-fqStatus_t with_form(const KernelForm& k, F&& f) {
-    using T = std::true_type;
-    using N = std::false_type;
-    if (k.hw_cvt && k.pdl) return k.vec ? f(T{}, T{}, T{}) : f(N{}, T{}, T{});
-    if (k.hw_cvt) return k.vec ? f(T{}, T{}, N{}) : f(N{}, T{}, N{});
-    if (!k.pdl) return k.vec ? f(T{}, N{}, N{}) : f(N{}, N{}, N{});
+fqStatus_t with_policy(const KernelForm& k, F&& f) {
+    if (k.hw_cvt && k.pdl) return k.vec ? f(Sm90Vec{}) : f(Sm90Element{});
+    if (k.hw_cvt) return k.vec ? f(Sm89Vec{}) : f(Sm89Element{});
+    if (!k.pdl) return k.vec ? f(Sm80Vec{}) : f(Sm80Element{});
     return fail(FQ_STATUS_INTERNAL_ERROR, "no kernel is compiled with PDL and software fp8 encoding");
 }
 
@@ -47,30 +45,32 @@ namespace fq {
 
 fqStatus_t launch_cuda_kernel(const KernelForm& k, const LaunchArgs& a) {
     using namespace cuda;
-    if (k.skeleton == Skeleton::Block2d) return block2d::launch_vec(a, k.hw_cvt, k.pdl);
     if (k.skeleton == Skeleton::Block2dGeneric) return block2d::launch_generic(a);
-    return with_form(k, [&](auto vec, auto hw_cvt, auto pdl) {
-        constexpr bool V = decltype(vec)::value, H = decltype(hw_cvt)::value, P = decltype(pdl)::value;
+    return with_policy(k, [&](auto policy) {
+        using P = decltype(policy);
+        if (k.skeleton == Skeleton::Block2d) {
+            if constexpr (P::vector_io) return block2d::launch_vec<P>(a);
+        }
         return with_activation(a.cfg.act, [&](auto act) -> fqStatus_t {
             constexpr Act A = decltype(act)::value;
             switch (k.skeleton) {
                 case Skeleton::PlainSwizzled:
-                    if constexpr (V) return run_group_for<Skeleton::PlainSwizzled, A, V, H, P>(a);
+                    if constexpr (P::vector_io) return run_group_for<Skeleton::PlainSwizzled, A, P>(a);
                     break;
                 case Skeleton::PlainColumnRuns:
-                    if constexpr (V) return run_group_for<Skeleton::PlainColumnRuns, A, V, H, P>(a);
+                    if constexpr (P::vector_io) return run_group_for<Skeleton::PlainColumnRuns, A, P>(a);
                     break;
                 case Skeleton::Decode:
-                    if constexpr (V && P) return run_group_for<Skeleton::Decode, A, V, H, P>(a);
+                    if constexpr (P::vector_io && P::pdl) return run_group_for<Skeleton::Decode, A, P>(a);
                     break;
-                case Skeleton::Plain: return run_group_for<Skeleton::Plain, A, V, H, P>(a);
-                case Skeleton::Group: return run_group_for<Skeleton::Group, A, V, H, P>(a);
-                case Skeleton::Token: return run_token_for<A, V, H, P>(a);
-                case Skeleton::Columnwise: return run_columnwise_for<A, V, H, P>(a);
+                case Skeleton::Plain: return run_group_for<Skeleton::Plain, A, P>(a);
+                case Skeleton::Group: return run_group_for<Skeleton::Group, A, P>(a);
+                case Skeleton::Token: return run_token_for<A, P>(a);
+                case Skeleton::Columnwise: return run_columnwise_for<A, P>(a);
                 default: break;
             }
             return fail(FQ_STATUS_INTERNAL_ERROR, "kernel skeleton {} has no {} form", int(k.skeleton),
-                        V ? "16-byte IO" : "element IO");
+                        P::vector_io ? "16-byte IO" : "element IO");
         });
     });
 }
