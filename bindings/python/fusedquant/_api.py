@@ -3,7 +3,10 @@ import collections
 import contextlib
 import math
 import re
+import sys as _sys
 import threading
+
+import numpy as _np
 
 from . import _arrays
 from ._arrays import ceil_div, itemsize, wrap
@@ -193,14 +196,27 @@ def _call_key(x, in_dtype, attributes):
     return key
 
 
+def _torch_key(x, in_dtype, attributes):
+    """_call_key for a PyTorch tensor, read from the tensor itself (no Array): its device, dtype, shape and
+    element strides. A tensor's geometry lies within its storage (PyTorch checks views), so a remembered call
+    needs no capacity check. None when a keyword value is not hashable."""
+    key = ("torch", x.device, x.dtype, x.shape, x.stride(), in_dtype, tuple(sorted(attributes.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class _PlannedCall:
     """What a planned quantize() call worked out, for the next call with the same _call_key: the plan, the
     output's shape and dtype, the scale buffer's facts and the workspace size. Running it allocates the outputs
     and makes one fqPlanExecute."""
-    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size")
+    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size", "torch")
 
     def __init__(self, plan, out_shape, out_dtype, info, ws_size):
         self.plan, self.out_shape, self.out_dtype, self.info, self.ws_size = plan, out_shape, out_dtype, info, ws_size
+        self.torch = None  # PyTorch's allocation arguments, made on the first torch_call
 
     def __call__(self, x, stream):
         with _arrays.device_guard(x.kind, x.device):
@@ -210,6 +226,30 @@ class _PlannedCall:
             self.plan.run(x.ptr, wrap(out).ptr, scales_arr.ptr, scales_arr.capacity, ws, self.ws_size,
                           _stream(x, stream))
         return out, scales
+
+    def torch_call(self, x, stream):
+        """The same for a PyTorch tensor x, on its device and current stream, without Arrays: torch.empty with
+        the dtypes, shapes and element strides worked out once."""
+        if self.torch is None:
+            elements, storage_dtype = scale_storage(self.info)
+            view = scale_view("numpy", _np.empty(elements, _arrays.framework_dtype("numpy", storage_dtype)), self.info)
+            element = itemsize(storage_dtype)
+            strided = (view.shape, tuple(s // element for s in view.strides)) if view.ndim > 1 else None
+            self.torch = (_arrays.framework_dtype("torch", self.out_dtype),
+                          _arrays.framework_dtype("torch", storage_dtype), elements, element, strided)
+        out_dtype, storage_dtype, elements, element, strided = self.torch
+        torch = _sys.modules["torch"]
+        device = x.device
+        out = torch.empty(self.out_shape, dtype=out_dtype, device=device)
+        storage = torch.empty(elements, dtype=storage_dtype, device=device)
+        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
+        if stream is not None:
+            s = int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+        else:
+            s = 0 if device.type == "cpu" else _arrays.current_stream("torch", device.index)
+        self.plan.run(x.data_ptr(), out.data_ptr(), storage.data_ptr(), elements * element,
+                      0 if ws is None else ws.data_ptr(), self.ws_size, s)
+        return out, (storage.as_strided(*strided) if strided else storage)
 
 
 def _values_read(attr, experts, rows):
@@ -424,10 +464,19 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
        through DLPack and the results come back in its framework where that framework imports DLPack
        (`<module>.from_dlpack`), else as PyTorch / CuPy / NumPy arrays (DLPack-capable).
     """
+    remembered = out is None and scales is None and col_out is None and col_scales is None and handle is None and \
+        workspace is None
+    torch_key = None
+    torch = _sys.modules.get("torch")
+    if remembered and torch is not None and type(x) is torch.Tensor:
+        torch_key = _torch_key(x, in_dtype, attributes)
+        planned_call = _cache.__dict__.get("call", {}).get(torch_key) if torch_key is not None else None
+        if planned_call is not None:
+            _cache.call.move_to_end(torch_key)
+            return planned_call.torch_call(x, stream)
     x_arr = wrap(x)
     call_key = None
-    if out is None and scales is None and col_out is None and col_scales is None and handle is None and \
-            workspace is None:
+    if remembered:
         call_key = _call_key(x_arr, in_dtype, attributes)
         planned_call = _cache.__dict__.get("call", {}).get(call_key) if call_key is not None else None
         if planned_call is not None:
@@ -497,8 +546,10 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         if plan and call_key is not None:  # the next such call is this plan's execution alone
             packed = out_type == DataType.FP4_E2M1
             out_shape = (*lead, ceil_div(cols, 2) if packed else cols)
-            _lru("call", call_key, lambda: _PlannedCall(plan, out_shape, _arrays.TYPE_TO_DTYPE[out_type.name], info,
-                                                        ws_size))
+            planned_call = _lru("call", call_key, lambda: _PlannedCall(plan, out_shape,
+                                                                       _arrays.TYPE_TO_DTYPE[out_type.name], info, ws_size))
+            if torch_key is not None:
+                _lru("call", torch_key, lambda: planned_call)
     if columnwise:
         return (out if rowwise else None), (scales if rowwise else None), col_out, col_scales
     return out, scales

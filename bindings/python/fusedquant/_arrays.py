@@ -77,7 +77,7 @@ def wrap(obj):
     raise TypeError(f"fusedquant: expected a numpy array, torch tensor or cupy array, got {type(obj).__name__}")
 
 
-def _framework_dtype(kind, name):
+def framework_dtype(kind, name):
     if kind == "numpy":
         return np.dtype(name)  # ml_dtypes registers bfloat16, float8_*, ... with NumPy
     if kind == "torch":
@@ -94,11 +94,11 @@ def _framework_dtype(kind, name):
 
 def framework_dtype_name(kind, name):
     """The dtype name `kind` really uses for the library's natural dtype `name` (uint8 where it has none)."""
-    return dtype_name(_framework_dtype(kind, name))
+    return dtype_name(framework_dtype(kind, name))
 
 
 def empty(kind, device, shape, name):
-    dtype = _framework_dtype(kind, name)
+    dtype = framework_dtype(kind, name)
     if kind == "numpy":
         return np.empty(shape, dtype)
     if kind == "torch":
@@ -150,7 +150,9 @@ def current_stream(kind, device):
     if device < 0:
         return 0
     if kind == "torch":
-        return sys.modules["torch"].cuda.current_stream(device).cuda_stream
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what torch's own kernel launchers read
+        return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
     import cupy
     with cupy.cuda.Device(device):
         return cupy.cuda.get_current_stream().ptr

@@ -57,7 +57,7 @@ def _parse(config):
 def _torch_dtype(name):
     """The torch dtype of a library dtype name in the operators' outputs: FP4 pairs and E8M0 scales as uint8
     (torch implements few operations on their dtypes; the functional names view them as those dtypes)."""
-    return torch.uint8 if name in ("fp4x2", "float8_e8m0fnu") else _arrays._framework_dtype("torch", name)
+    return torch.uint8 if name in ("fp4x2", "float8_e8m0fnu") else _arrays.framework_dtype("torch", name)
 
 
 @functools.lru_cache(maxsize=256)

@@ -85,3 +85,24 @@ def test_a_callers_handle_takes_the_unplanned_path(rng):
     h = fq.Handle(fq.Backend.HOST)
     fq.quantize(_bf16(rng, (2, 256)), in_dtype="bf16", activation="silu", gate_layout="split", handle=h)
     assert not getattr(_api._cache, "plan", None) and not getattr(_api._cache, "call", None)
+
+
+@pytest.mark.parametrize("scheme, layout", [("per_group", "row_major"), ("per_group", "col_major"), ("mxfp8", "swizzled_128x4"),
+                                            ("mxfp8", "packed_ue8m0"), ("nvfp4", "swizzled_128x4"), ("per_token", "row_major")])
+def test_a_remembered_torch_call_reads_the_tensor_alone_and_returns_what_the_full_path_returns(rng, scheme, layout):
+    torch = pytest.importorskip("torch")
+    fq.clear_cache()
+    x = torch.from_numpy(_bf16(rng, (2, 3, 512)).astype(np.int16)).view(torch.bfloat16)
+    kw = dict(activation="silu", gate_layout="split", scheme=scheme, scale_layout=layout)
+    full = fq.quantize(x, **kw)
+    calls = len(_api._cache.call)
+    assert calls == 2  # by the tensor's geometry and by its Array's: the next call finds the first
+    planned = fq.quantize(x, **kw)
+    again = fq.quantize(x.clone(), **kw)  # another tensor of the same geometry: the same remembered call
+    assert len(_api._cache.call) == calls
+    for a, b, c in zip(full, planned, again):
+        assert a.shape == b.shape == c.shape and a.dtype == b.dtype == c.dtype and a.stride() == b.stride() == c.stride()
+        raw = [t.contiguous().view(torch.uint8).numpy().tobytes() for t in (a, b, c)]
+        assert raw[0] == raw[1] == raw[2]
+    other = fq.quantize(x[:1], **kw)  # another shape misses
+    assert other[0].shape[:2] == (1, 3) and len(_api._cache.call) == calls + 2
