@@ -1,4 +1,4 @@
-"""fusedquant's operations as PyTorch operators: torch.ops.fusedquant.* (torch.library.custom_op, torch >= 2.4).
+"""fusedquant's operations as PyTorch operators: torch.ops.fusedquant.* (torch.library, torch >= 2.4).
 
 Importing this module registers the operators; `import fusedquant` imports it on first use of a name below.
 They take and return torch tensors (CPU tensors run the host backend, CUDA tensors their GPU on torch's current
@@ -254,15 +254,13 @@ class _PlannedOp:
         self.plan, self.values, self.scales, self.scale_bytes, self.ws_size = plan, values, scales, scale_bytes, ws_size
 
     def __call__(self, x):
-        device = x.device
-        cpu = device.type == "cpu"
-        with _arrays.device_guard("torch", -1 if cpu else device.index):
-            out = torch.empty(self.values[0], dtype=self.values[1], device=device)
-            scales = torch.empty(self.scales[0], dtype=self.scales[1], device=device)
-            ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
-            self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), self.scale_bytes,
-                          0 if ws is None else ws.data_ptr(), self.ws_size,
-                          0 if cpu else torch.cuda.current_stream(device).cuda_stream)
+        device = x.device  # every allocation names it, and the stream is x's device's: no device guard needed
+        out = torch.empty(self.values[0], dtype=self.values[1], device=device)
+        scales = torch.empty(self.scales[0], dtype=self.scales[1], device=device)
+        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
+        self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), self.scale_bytes,
+                      0 if ws is None else ws.data_ptr(), self.ws_size,
+                      0 if device.type == "cpu" else _arrays.current_stream("torch", device.index))
         return (out, scales, torch.empty(0, dtype=torch.uint8, device=device),
                 torch.empty(0, dtype=torch.uint8, device=device), torch.empty(0, dtype=torch.float32, device=device))
 
@@ -299,12 +297,18 @@ def _new_planned_op(config, x):
                       elements * storage.itemsize, plan.workspace_size)
 
 
-@torch.library.custom_op("fusedquant::quantize", mutates_args=())
-def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None = None,
-                scale_ub: torch.Tensor | None = None, row_prob: torch.Tensor | None = None,
-                global_amax: torch.Tensor | None = None, moe_offsets: torch.Tensor | None = None,
-                moe_counts: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+# The functional operator, the one every call of the functional names makes, is registered with the dispatcher
+# directly (one kernel for CPU and CUDA, CompositeExplicitAutograd) rather than through torch.library.custom_op,
+# whose Python wrapper layers (autograd, redispatch, a Dynamo guard) cost 3-5 us a call more; its outputs are
+# integer and fp8 codes, which carry no gradient. The other operators are custom_ops.
+_LIBRARY = torch.library.Library("fusedquant", "DEF")
+_LIBRARY.define("quantize(Tensor x, str config, Tensor? static_scale=None, Tensor? scale_ub=None, "
+                "Tensor? row_prob=None, Tensor? global_amax=None, Tensor? moe_offsets=None, "
+                "Tensor? moe_counts=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+
+
+def quantize_op(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
+                moe_counts=None):
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
@@ -317,7 +321,10 @@ def quantize_op(x: torch.Tensor, config: str, static_scale: torch.Tensor | None 
     return outs
 
 
-@quantize_op.register_fake
+_LIBRARY.impl("quantize", quantize_op, "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake("fusedquant::quantize")
 def _(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
       moe_counts=None):
     return _outputs(x, config, global_amax)
