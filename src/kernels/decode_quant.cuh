@@ -57,8 +57,7 @@ __global__ void __launch_bounds__(kThreads) decode_quant(const Params p) {
 
 template <class S, class Io, class Scales, int kLanes>
 fqStatus_t launch_decode_lanes(const LaunchArgs& a, const Params& p) {
-    const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
-    const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
+    const int64_t padding_blocks = cuda::padding_blocks(p), col_tiles = general_col_tiles(p);
     const int64_t blocks = (p.rows + padding_blocks) * col_tiles;
     return launch(decode_quant<S, Io, Scales, kLanes>, block_grid(false, p.rows + padding_blocks, col_tiles), dim3(kThreads), a,
                   pdl_pays(a, blocks), p);

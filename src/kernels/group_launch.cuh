@@ -22,7 +22,7 @@ template <Skeleton K, class S, class Arch, class Scales>
 fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
     using Io = typename Arch::Device;
     constexpr bool kVec = Arch::vector_io, kPdl = Arch::pdl, kMx = Scales::microscaling;
-    const int64_t padding_blocks = ceil_div(padding_rows_total(p), kPadRowsPerBlock);
+    const int64_t padding_blocks = cuda::padding_blocks(p);
     const int64_t tiles512 = ceil_div(p.cols, int64_t(512));
     if constexpr (K == Skeleton::PlainSwizzled) {
         if constexpr (kMx && kVec)
@@ -39,7 +39,7 @@ fqStatus_t launch_group_quant(const LaunchArgs& a, const Params& p) {
         if constexpr (kVec && kPdl) return launch_decode_quant<S, Io, Scales>(a, p);
     } else if constexpr (K == Skeleton::Group) {
         // Several rows a block for MoE problems, as many as keep 4 waves of blocks (at most 16).
-        const int64_t col_tiles = ceil_div(p.cols, int64_t(kThreads) * 8);
+        const int64_t col_tiles = general_col_tiles(p);
         Params q = p;
         q.rows_per_block = p.moe == MoeLayout::None ? 1 : std::max<int64_t>(1, std::min<int64_t>(16, p.rows * col_tiles / (4 * resident_blocks(a))));
         q.row_blocks = ceil_div(p.rows, q.rows_per_block);

@@ -8,6 +8,9 @@
 namespace fq::cuda {
 
 // kThreads (the group_quant block) and kGroupMinBlocks (its residency): src/common/kernel_shapes.h.
+// Column tiles of kThreads x 8 outputs (the general and decode kernels: a block's outputs of one row).
+inline int64_t general_col_tiles(const Params& p) { return ceil_div(p.cols, int64_t(kThreads) * 8); }
+
 // One wave of group-kernel blocks on the launch's device.
 inline int64_t resident_blocks(const LaunchArgs& a) { return one_wave(a.sm_count); }
 

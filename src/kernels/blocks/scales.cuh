@@ -56,6 +56,9 @@ __host__ __device__ inline int64_t padding_rows_total(const Params& p) {
     return is_per_tensor(p.scheme) ? 0 : p.scale_blocks * (p.sg.padded_rows - p.sg.rows);
 }
 
+// The blocks (of kPadRowsPerBlock rows) that zero them, after a grid's row blocks.
+__host__ __device__ inline int64_t padding_blocks(const Params& p) { return ceil_div(padding_rows_total(p), kPadRowsPerBlock); }
+
 // Whether four consecutive byte scales of a row, from a column divisible by 4, are one aligned 32-bit word of the
 // buffer, and every row's columns pad to a multiple of 4 (SWIZZLED_128X4, PACKED_UE8M0): then padding rows are
 // zeroed a word at a time (a swizzled layout pads one row to 128, which at small T is most of a call's stores).
