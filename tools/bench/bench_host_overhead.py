@@ -4,7 +4,8 @@ The problem is fq_bench_host_overhead's: silu_and_mul of bf16 [T, 2 x 7168] to e
 row is the median (and 10th / 90th percentiles) of --calls eager calls, after 100 untimed ones; on CUDA the wall
 time to return from the call (the work is enqueued), the stream synchronised every 256 calls outside the timing.
 
-  fq.quantize            the public call (its descriptor, layouts and plan cached after the first call)
+  fq.quantize            the public call (its descriptor, layouts and plan cached after the first call); on the
+                         host backend on a NumPy array, and again on a torch CPU tensor (the tensor's own key)
   fq.quantize uncached   the same with fusedquant.clear_cache() before each call (descriptor, layouts, queries
                          and plan made again: what every call cost before the cache; --calls / 10 calls)
   Plan.run               a fusedquant.Plan made once, run on preallocated buffers: the floor of the binding
@@ -115,9 +116,10 @@ def host_rows(calls):
                        fq.TensorLayout("fp8_e4m3fn", tokens, HIDDEN))
         y, s = np.empty((tokens, HIDDEN), np.uint8), np.empty(max(plan.scale_buffer_size, 1), np.uint8)
         add("Plan.run", lambda: plan.run(x.ctypes.data, y.ctypes.data, s.ctypes.data, plan.scale_buffer_size))
-        if torch_ops:  # the same input as a torch CPU tensor
+        if "torch" in sys.modules:  # the same input as a torch CPU tensor
             import torch
             xt = torch.from_numpy(x).view(torch.bfloat16)
+            add("fq.quantize (torch tensor)", lambda: fq.quantize(xt, **KW))
             for name, fn in torch_ops:
                 add(name, lambda fn=fn: fn(xt))
     return rows
