@@ -6,8 +6,6 @@ import re
 import sys as _sys
 import threading
 
-import numpy as _np
-
 from . import _arrays
 from ._arrays import ceil_div, itemsize, wrap
 from ._core import (DATA, ENUMS, PREFIX, DataType, FusedQuantError, Plan, QuantDesc, Status, TensorLayout,
@@ -177,18 +175,19 @@ def _plan(h, desc, key, lin, lout):
     return _lru("plan", (handle_id, key, lin[0], lout[0]), lambda: Plan(h, desc, lin[1], lout[1]))
 
 
-def _stream(x, stream):
-    """The stream a call runs on: `stream` (an int, or an object with .cuda_stream / .ptr), else x's current one."""
+def _stream(kind, device, stream):
+    """The stream a call runs on: `stream` (an int, or an object with .cuda_stream / .ptr), else the current one
+    of `kind` on `device` (0 for host memory)."""
     if stream is None:
-        return _arrays.current_stream(x.kind, x.device)
+        return _arrays.current_stream(kind, device)
     return int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
 
 
-def _call_key(x, in_dtype, attributes):
+def _call_key(geometry, in_dtype, attributes):
     """The key of a call whose library work depends only on its keywords and x's geometry (no buffers or handle
-    given): x's framework, device, dtype, shape and byte strides, in_dtype and the keywords; None when a keyword
-    value is not hashable (an array)."""
-    key = (x.kind, x.device, x.dtype, x.shape, x.strides, in_dtype, tuple(sorted(attributes.items())))
+    given): `geometry` (x's framework, device, dtype, shape and strides), in_dtype and the keywords; None when
+    a keyword value is not hashable (an array)."""
+    key = (*geometry, in_dtype, tuple(sorted(attributes.items())))
     try:
         hash(key)
     except TypeError:
@@ -196,16 +195,27 @@ def _call_key(x, in_dtype, attributes):
     return key
 
 
-def _torch_key(x, in_dtype, attributes):
-    """_call_key for a PyTorch tensor, read from the tensor itself (no Array): its device, dtype, shape and
-    element strides. A tensor's geometry lies within its storage (PyTorch checks views), so a remembered call
-    needs no capacity check. None when a keyword value is not hashable."""
-    key = ("torch", x.device, x.dtype, x.shape, x.stride(), in_dtype, tuple(sorted(attributes.items())))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+def _remembered(key):
+    """The _PlannedCall remembered under `key` (None: none, or no key), made the most recent."""
+    planned_call = _cache.__dict__.get("call", {}).get(key) if key is not None else None
+    if planned_call is not None:
+        _cache.call.move_to_end(key)
+    return planned_call
+
+
+def torch_run(plan, x, values, scales, ws_size, stream=None):
+    """One execution of `plan` on PyTorch tensor x into new outputs on x's device, on `stream` (_stream's rules;
+    x's current one by default): values (shape, torch dtype) and scale storage (elements, torch dtype); returns
+    them. The remembered calls of quantize() and of the torch operator."""
+    torch = _sys.modules["torch"]
+    device = x.device
+    out = torch.empty(values[0], dtype=values[1], device=device)
+    storage = torch.empty(scales[0], dtype=scales[1], device=device)
+    ws = torch.empty(ws_size, dtype=torch.uint8, device=device) if ws_size else None
+    plan.run(x.data_ptr(), out.data_ptr(), storage.data_ptr(), scales[0] * scales[1].itemsize,
+             0 if ws is None else ws.data_ptr(), ws_size,
+             _stream("torch", -1 if device.type == "cpu" else device.index, stream))
+    return out, storage
 
 
 class _PlannedCall:
@@ -216,7 +226,7 @@ class _PlannedCall:
 
     def __init__(self, plan, out_shape, out_dtype, info, ws_size):
         self.plan, self.out_shape, self.out_dtype, self.info, self.ws_size = plan, out_shape, out_dtype, info, ws_size
-        self.torch = None  # PyTorch's allocation arguments, made on the first torch_call
+        self.torch = None  # torch_run's values and scales, and the scale view, made on the first torch_call
 
     def __call__(self, x, stream):
         with _arrays.device_guard(x.kind, x.device):
@@ -224,32 +234,19 @@ class _PlannedCall:
             scales, scales_arr = _scales(None, x, self.info)
             ws = wrap(_arrays.empty(x.kind, x.device, (self.ws_size,), "uint8")).ptr if self.ws_size else 0
             self.plan.run(x.ptr, wrap(out).ptr, scales_arr.ptr, scales_arr.capacity, ws, self.ws_size,
-                          _stream(x, stream))
+                          _stream(x.kind, x.device, stream))
         return out, scales
 
     def torch_call(self, x, stream):
-        """The same for a PyTorch tensor x, on its device and current stream, without Arrays: torch.empty with
-        the dtypes, shapes and element strides worked out once."""
+        """The same for a PyTorch tensor x, without Arrays (torch_run)."""
         if self.torch is None:
             elements, storage_dtype = scale_storage(self.info)
-            view = scale_view("numpy", _np.empty(elements, _arrays.framework_dtype("numpy", storage_dtype)), self.info)
-            element = itemsize(storage_dtype)
-            strided = (view.shape, tuple(s // element for s in view.strides)) if view.ndim > 1 else None
-            self.torch = (_arrays.framework_dtype("torch", self.out_dtype),
-                          _arrays.framework_dtype("torch", storage_dtype), elements, element, strided)
-        out_dtype, storage_dtype, elements, element, strided = self.torch
-        torch = _sys.modules["torch"]
-        device = x.device
-        out = torch.empty(self.out_shape, dtype=out_dtype, device=device)
-        storage = torch.empty(elements, dtype=storage_dtype, device=device)
-        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
-        if stream is not None:
-            s = int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
-        else:
-            s = 0 if device.type == "cpu" else _arrays.current_stream("torch", device.index)
-        self.plan.run(x.data_ptr(), out.data_ptr(), storage.data_ptr(), elements * element,
-                      0 if ws is None else ws.data_ptr(), self.ws_size, s)
-        return out, (storage.as_strided(*strided) if strided else storage)
+            view = scale_view_geometry(self.info, itemsize(storage_dtype))
+            self.torch = ((self.out_shape, _arrays.framework_dtype("torch", self.out_dtype)),
+                          (elements, _arrays.framework_dtype("torch", storage_dtype)), view)
+        values, scales, view = self.torch
+        out, storage = torch_run(self.plan, x, values, scales, self.ws_size, stream)
+        return out, (storage.as_strided(*view) if view else storage)
 
 
 def _values_read(attr, experts, rows):
@@ -367,18 +364,25 @@ def scale_storage(info):
     return max(ceil_div(info.bytes, el), 1), storage_dtype
 
 
-def scale_view(kind, storage, info):
-    """The logical [rows, groups] ([batch, rows, groups]) view of new scale storage whose strides follow the
-    layout (S[m, k] = view[m, k]), or the storage itself for a non-affine layout (SWIZZLED_128X4)."""
+def scale_view_geometry(info, element=1):
+    """(shape, strides in units of `element` bytes) of the logical [rows, groups] ([batch, rows, groups]) view
+    of scale storage whose strides follow the layout (S[m, k] = view[m, k]); None for a non-affine layout
+    (SWIZZLED_128X4), whose storage is returned as it is."""
     scale_dtype = _arrays.TYPE_TO_DTYPE.get(getattr(info.dtype, "name", ""), "uint8")
     el = info.element_bytes or 1
     if not (info.row_stride and (info.col_stride or info.rows * info.cols == 0)):
-        return storage
+        return None
     shape = (info.rows, ceil_div(info.cols, el // itemsize(scale_dtype) or 1))
     strides = (info.row_stride, info.col_stride)
     if info.batch > 1:
         shape, strides = (info.batch, *shape), (info.batch_stride, *strides)
-    return _arrays.as_strided(kind, storage, shape, strides)
+    return shape, tuple(s // element for s in strides)
+
+
+def scale_view(kind, storage, info):
+    """The logical view of new scale storage (scale_view_geometry), or the storage for a non-affine layout."""
+    geometry = scale_view_geometry(info)
+    return storage if geometry is None else _arrays.as_strided(kind, storage, *geometry)
 
 
 def _scales(scales, x, info):
@@ -469,18 +473,17 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
     torch_key = None
     torch = _sys.modules.get("torch")
     if remembered and torch is not None and type(x) is torch.Tensor:
-        torch_key = _torch_key(x, in_dtype, attributes)
-        planned_call = _cache.__dict__.get("call", {}).get(torch_key) if torch_key is not None else None
+        # A tensor's own key (no Array: its geometry lies within its storage, PyTorch checks views).
+        torch_key = _call_key(("torch", x.device, x.dtype, x.shape, x.stride()), in_dtype, attributes)
+        planned_call = _remembered(torch_key)
         if planned_call is not None:
-            _cache.call.move_to_end(torch_key)
             return planned_call.torch_call(x, stream)
     x_arr = wrap(x)
     call_key = None
     if remembered:
-        call_key = _call_key(x_arr, in_dtype, attributes)
-        planned_call = _cache.__dict__.get("call", {}).get(call_key) if call_key is not None else None
+        call_key = _call_key((x_arr.kind, x_arr.device, x_arr.dtype, x_arr.shape, x_arr.strides), in_dtype, attributes)
+        planned_call = _remembered(call_key)
         if planned_call is not None:
-            _cache.call.move_to_end(call_key)
             return planned_call(x_arr, stream)
     if in_dtype is None and x_arr.dtype not in _arrays.DTYPE_TO_TYPE:
         raise FusedQuantError(Status.INVALID_VALUE, f"x: dtype {x_arr.dtype} is not a library type (inputs are "
@@ -538,7 +541,7 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
             ws = _workspace(workspace, x_arr, ws_size)
             buffers = (0 if out_arr is None else out_arr.ptr, 0 if scales_arr is None else scales_arr.ptr,
                        0 if scales_arr is None else scales_arr.capacity, wrap(ws).ptr if ws is not None else 0,
-                       wrap(ws).capacity if ws is not None else 0, _stream(x_arr, stream))
+                       wrap(ws).capacity if ws is not None else 0, _stream(x_arr.kind, x_arr.device, stream))
             if plan:
                 plan.run(x_arr.ptr, *buffers)
             else:
@@ -648,8 +651,7 @@ def repack_scales(src, rows, groups, *, src_layout, dst_layout, scale_dtype=None
         raise FusedQuantError(Status.INVALID_VALUE, "out: the array is read-only")
     h = handle or default_handle(Backend.HOST if s.device < 0 else Backend.CUDA, s.device)
     with _arrays.device_guard(s.kind, s.device):
-        st = _arrays.current_stream(s.kind, s.device) if stream is None else \
-            int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+        st = _stream(s.kind, s.device, stream)
         h.scale_repack(scale_type, batch, rows, groups, batching, offsets_arr.ptr if offsets_arr is not None else 0, stacked_rows,
                        src_layout, s.ptr, s.capacity, dst_layout, o.ptr, o.capacity, st)
     # `keep` held offsets copied from numbers alive through the call; on a GPU their memory goes back to the

@@ -3,8 +3,8 @@ docs/gemm.md) over arrays of the caller's framework."""
 import dataclasses
 
 from . import _arrays
-from ._api import (_attributes, _col_values, _ctype, _pointer_value, _rows, _scales, _values, _with_implied,
-                   _writable, device_numbers)
+from ._api import (_attributes, _col_values, _ctype, _pointer_value, _rows, _scales, _stream, _values,
+                   _with_implied, _writable, device_numbers)
 from ._arrays import ceil_div, wrap
 from ._core import (ENUMS, DataType, FusedQuantError, GroupedGemmDesc, QuantDesc, Status, TensorLayout,
                     default_handle, to_enum)
@@ -170,8 +170,7 @@ def grouped_gemm(a, a_scales, b, b_scales, *, num_groups=None, group_offsets=Non
         with TensorLayout(DataType.FP8_E4M3FN, m, k, lda) as la, \
                 TensorLayout(DataType.FP8_E4M3FN, b_rows, b_cols, ldb) as lb, \
                 TensorLayout(out_type, m, h, out_ld) as lo, _arrays.device_guard(x.kind, x.device):
-            s = _arrays.current_stream(x.kind, x.device) if stream is None else \
-                int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+            s = _stream(x.kind, x.device, stream)
             hd.grouped_gemm(g, epi, la, x.ptr, sa.ptr, lb, bx.ptr, sb.ptr, lo if quantize else None,
                             0 if out_arr is None else out_arr.ptr, 0 if scales_arr is None else scales_arr.ptr,
                             0 if scales_arr is None else scales_arr.capacity, s)

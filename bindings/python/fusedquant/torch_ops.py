@@ -111,11 +111,11 @@ def _row_sizes(config, width, has_global_amax, rows):
     for key in ("scales", "col_scales"):
         if g[key]:
             elements, dtype, info = g[key]
-            view = _api.scale_view("numpy", _arrays.empty("numpy", -1, (elements,), dtype), info)
+            view = _api.scale_view_geometry(info, _arrays.itemsize(dtype))
             sizes.update({(key, "elements"): elements, (key, "bytes"): info.bytes})
-            if view.ndim > 1:
-                sizes.update({(key, "shape", i): n for i, n in enumerate(view.shape)})
-                sizes.update({(key, "stride", i): st // view.itemsize for i, st in enumerate(view.strides)})
+            if view:
+                sizes.update({(key, "shape", i): n for i, n in enumerate(view[0])})
+                sizes.update({(key, "stride", i): st for i, st in enumerate(view[1])})
     return sizes
 
 
@@ -247,20 +247,16 @@ def _run(x, config, pointers, out, scales, col_out, col_scales, amax):
 # per-thread cache (fusedquant.clear_cache() drops them). Other calls take _run's general path.
 
 class _PlannedOp:
-    """The eager operator for one (config, x geometry): what it allocates and the plan it runs."""
-    __slots__ = ("plan", "values", "scales", "scale_bytes", "ws_size")
+    """The eager operator for one (config, x geometry): what it allocates (values (shape, dtype), scale storage
+    (elements, dtype)) and the plan it runs (fusedquant's torch_run)."""
+    __slots__ = ("plan", "values", "scales", "ws_size")
 
-    def __init__(self, plan, values, scales, scale_bytes, ws_size):
-        self.plan, self.values, self.scales, self.scale_bytes, self.ws_size = plan, values, scales, scale_bytes, ws_size
+    def __init__(self, plan, values, scales, ws_size):
+        self.plan, self.values, self.scales, self.ws_size = plan, values, scales, ws_size
 
     def __call__(self, x):
-        device = x.device  # every allocation names it, and the stream is x's device's: no device guard needed
-        out = torch.empty(self.values[0], dtype=self.values[1], device=device)
-        scales = torch.empty(self.scales[0], dtype=self.scales[1], device=device)
-        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
-        self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), self.scale_bytes,
-                      0 if ws is None else ws.data_ptr(), self.ws_size,
-                      0 if device.type == "cpu" else _arrays.current_stream("torch", device.index))
+        out, scales = _api.torch_run(self.plan, x, self.values, self.scales, self.ws_size)
+        device = x.device
         return (out, scales, torch.empty(0, dtype=torch.uint8, device=device),
                 torch.empty(0, dtype=torch.uint8, device=device), torch.empty(0, dtype=torch.float32, device=device))
 
@@ -292,9 +288,8 @@ def _new_planned_op(config, x):
                              _api.TensorLayout(g["out_type"], rows, g["cols"], out_ld))
     except (_api.FusedQuantError, TypeError, ValueError):
         return None
-    storage = _torch_dtype(scale_dtype)
-    return _PlannedOp(plan, (shape, _torch_dtype(value_dtype)), ((elements,), storage),
-                      elements * storage.itemsize, plan.workspace_size)
+    return _PlannedOp(plan, (shape, _torch_dtype(value_dtype)), (elements, _torch_dtype(scale_dtype)),
+                      plan.workspace_size)
 
 
 # The functional operator, the one every call of the functional names makes, is registered with the dispatcher
