@@ -280,8 +280,9 @@ def _pointer_value(attr, value, x, experts=1, rows=1):
     if wanted and a.dtype != wanted:
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: dtype {a.dtype}, the library reads {wanted}")
     if needed and math.prod(a.shape) < needed:
+        per = "row" if attr == QuantDescAttribute.ROW_PROB_POINTER else "expert"
         raise FusedQuantError(Status.INVALID_VALUE, f"{key}: {math.prod(a.shape)} values; the library reads "
-                              f"{needed} (one per {'row' if attr == QuantDescAttribute.ROW_PROB_POINTER else 'expert'})")
+                              f"{needed} (one per {per})")
     return value
 
 
@@ -549,8 +550,8 @@ def quantize(x, *, out=None, scales=None, col_out=None, col_scales=None, in_dtyp
         if plan and call_key is not None:  # the next such call is this plan's execution alone
             packed = out_type == DataType.FP4_E2M1
             out_shape = (*lead, ceil_div(cols, 2) if packed else cols)
-            planned_call = _lru("call", call_key, lambda: _PlannedCall(plan, out_shape,
-                                                                       _arrays.TYPE_TO_DTYPE[out_type.name], info, ws_size))
+            out_dtype = _arrays.TYPE_TO_DTYPE[out_type.name]
+            planned_call = _lru("call", call_key, lambda: _PlannedCall(plan, out_shape, out_dtype, info, ws_size))
             if torch_key is not None:
                 _lru("call", torch_key, lambda: planned_call)
     if columnwise:
