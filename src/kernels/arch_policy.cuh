@@ -1,6 +1,6 @@
-// The compile-time choices a row kernel and its launch are built with, as named types instead of packs of bools:
-// an architecture family's policy (16-byte or element IO, hardware or software fp8 encoding, programmatic
-// dependent launch) and the kind of scales a scheme writes.
+// The compile-time choices a row kernel and its launch are built with, as named types instead of loose bool
+// parameters: an architecture family's policy (16-byte or element IO, hardware or software fp8 encoding,
+// programmatic dependent launch) and the kind of scales a scheme writes.
 #pragma once
 
 namespace fq::cuda {
@@ -9,32 +9,19 @@ namespace fq::cuda {
 // vector_io: 16-byte loads and stores (rows 16-byte aligned; the dispatcher's condition), else element IO.
 // hardware_fp8: e4m3fn / e5m2 (and NVFP4's e4m3 scale) converted by the sm_89+ instructions, else encoded in
 // software. pdl: launched with programmatic dependent launch (sm_90 on).
-// Device: the policy whose kernels this family runs. PDL is a launch attribute, not device code, so the sm_90
-// families launch the sm_89 kernels: one kernel for both, as one instantiation of the template.
-struct Sm80Vec {
-    static constexpr bool vector_io = true, hardware_fp8 = false, pdl = false;
-    using Device = Sm80Vec;
+// Device: the policy whose kernels this family runs. PDL is a launch attribute, not device code, so a family with
+// PDL launches the kernels of the same policy without it: one kernel for both, one instantiation of the template.
+template <bool kVectorIo, bool kHardwareFp8, bool kPdl>
+struct ArchPolicy {
+    static constexpr bool vector_io = kVectorIo, hardware_fp8 = kHardwareFp8, pdl = kPdl;
+    using Device = ArchPolicy<kVectorIo, kHardwareFp8, false>;
 };
-struct Sm80Element {
-    static constexpr bool vector_io = false, hardware_fp8 = false, pdl = false;
-    using Device = Sm80Element;
-};
-struct Sm89Vec {
-    static constexpr bool vector_io = true, hardware_fp8 = true, pdl = false;
-    using Device = Sm89Vec;
-};
-struct Sm89Element {
-    static constexpr bool vector_io = false, hardware_fp8 = true, pdl = false;
-    using Device = Sm89Element;
-};
-struct Sm90Vec {  // also sm_100 (the dispatch table's sm100 entries)
-    static constexpr bool vector_io = true, hardware_fp8 = true, pdl = true;
-    using Device = Sm89Vec;
-};
-struct Sm90Element {
-    static constexpr bool vector_io = false, hardware_fp8 = true, pdl = true;
-    using Device = Sm89Element;
-};
+using Sm80Vec = ArchPolicy<true, false, false>;  // software fp8 encoding
+using Sm80Element = ArchPolicy<false, false, false>;
+using Sm89Vec = ArchPolicy<true, true, false>;  // hardware fp8 conversion
+using Sm89Element = ArchPolicy<false, true, false>;
+using Sm90Vec = ArchPolicy<true, true, true>;  // and PDL; also sm_100 (the dispatch table's sm100 entries)
+using Sm90Element = ArchPolicy<false, true, true>;
 
 // Every policy the dispatch table launches (src/dispatch/cuda_table.cpp's families), X(policy) each: launcher
 // L<ARGS..., policy> of the 16-byte IO forms, of the element IO forms, of both.
