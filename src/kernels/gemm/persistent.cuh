@@ -3,6 +3,7 @@
 #pragma once
 
 #include "epilogue_rows.cuh"
+#include "pipeline.cuh"
 #include "split_k.cuh"
 
 namespace fq::gemm {
@@ -68,8 +69,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 tma_prefetch_descriptor(&map_a);
                 tma_prefetch_descriptor(&map_b);
             }
-            int stage = 0;
-            uint32_t phase = 0;
+            StageRing ring;
             for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
                 for_each_group_in_unit(p, u, [&](int32_t g, int64_t lo, int64_t hi) {
                     // B rows of the two C tiles' boxes (a dead tile loads any B; a CTA whose whole unit is dead still
@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                         (g * p.n_blocks + (b_box ? rows[b_tile].second : rows[b_tile].first) / kTileK) * p.k_blocks;
                     const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]), b_dst0 = smem_addr(&s.b_scale[0][b_tile][b_box]);
                     for (int64_t kb = kb_lo; kb < kb_hi; ++kb, a_src += p.a_scale_ld, ++b_src) {
-                        mbar_wait(&s.empty[stage], phase ^ 1);
+                        wait_stage_empty(s.empty, ring);
+                        const int stage = ring.stage;
                         if (lane == 0) {  // the operands first, the longest wait (the stage completes once the
                                           // bytes and all 32 lanes' scale copies are in: 1 + 32 arrivals)
                             mbar_arrive_expect_tx(&s.full[stage], kStageBytes);
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             if (a_rows >> j & 1) cp_async_4(a_dst + 128 * j, a_src + 32 * j);
                         if (b_lane) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src);
                         cp_async_arrive(&s.full[stage]);
-                        if (++stage == stages) { stage = 0; phase ^= 1; }
+                        ring.advance(stages);
                     }
                 });
             });
@@ -142,8 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int half = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);
         const int warp = (ctid % 128) / 32, lane = ctid % 32, quad = lane % 4;
         const int row_local = 64 * half + 16 * warp + lane / 4;  // this thread's rows: row_local and row_local + 8
-        int stage = 0;
-        uint32_t phase = 0;
+        StageRing ring;
         int64_t filled = 0;  // C tiles put into the ring so far
         // The hot loop works on 32-bit shared addresses computed here once: stage i's full barrier is at
         // full0 + 8i, its empty barrier (in the CTA of the pair that reads each A half) at empty_at[c] + 8i, its
@@ -157,13 +157,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint64_t desc_b0 = smem_descriptor_sw128(s.tiles[0].b[0]);
         constexpr uint32_t kStep = kStageBytes >> 4, kStepTileB = sizeof(StageTiles::b[0]) >> 4;  // in 16 bytes
         const int k_blocks = int(kb_hi - kb_lo);
-        auto release_stage = [&] {
-            if (lane == 0) {
-                mbar_arrive_remote(empty_at[0] + 8 * stage);
-                mbar_arrive_remote(empty_at[1] + 8 * stage);
-            }
-            if (++stage == stages) { stage = 0; phase ^= 1; }
-        };
         for_each_unit<kSegments>(p, ctas, share_rank, [&](const Unit& u, bool) {
             bool any = false;
             uint32_t owned = 0;  // bit t: the slot of C tile t is this unit's
@@ -181,8 +174,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const bool valid0 = r0 >= lo && r0 < hi, valid1 = r1 >= lo && r1 < hi;
                 if (tiles == 0) {  // the stages still pass through
                     for (int kb = 0; kb < k_blocks; ++kb) {
-                        mbar_wait(full0 + 8 * stage, phase);
-                        release_stage();
+                        wait_stage_full(full0, ring);
+                        release_stage(empty_at, ring, lane, stages);
                     }
                     return;
                 }
@@ -191,8 +184,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int i = 0; i < 64; ++i) total[0][i] = total[1][i] = 0.0f;
                 for (int kb = 0; kb < k_blocks; ++kb) {
+                    const int stage = ring.stage;
                     const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
-                    mbar_wait(full0 + 8 * stage, phase);
+                    wait_stage_full(full0, ring);
                     // The stage's scales (copied in by the producer warp; shared memory, so the MMAs need not wait
                     // for a global load: wgmma's fence waits for a thread's loads in flight). Rows nobody owns
                     // were not copied: their scale is 0.
@@ -212,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
                         wgmma_wait<0>();
                         fence_operands(acc);
-                        if (t == tiles - 1) release_stage();  // every MMA reading the stage is done
+                        if (t == tiles - 1) release_stage(empty_at, ring, lane, stages);  // every MMA reading it is done
                         // scale[row half][box]: rows r0 / r1, tile columns < 64 (first box) / >= 64 (second box)
                         const float scale[2][2] = {{a0 * b_first, a0 * b_second}, {a1 * b_first, a1 * b_second}};
 #pragma unroll

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "epilogue.cuh"
+#include "pipeline.cuh"
 
 namespace fq::gemm {
 
@@ -210,10 +211,10 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float* b_src = p.b_scales + ((lane & 1 ? of_lane.second : of_lane.first) / kTileK) * p.k_blocks;
             const uint32_t a_dst0 = smem_addr(&s.a_scale[0][lane]);
             const uint32_t b_dst0 = smem_addr(&s.b_scale[0][(lane >> 1) & 1][lane & 1]);
-            int stage = 0;
-            uint32_t phase = 0;
+            StageRing ring;
             for (int kb = 0; kb < k_blocks; ++kb) {
-                mbar_wait(&s.empty[stage], phase ^ 1);
+                wait_stage_empty(s.empty, ring);
+                const int stage = ring.stage;
                 if (lane == 0) {
                     mbar_arrive_expect_tx(&s.full[stage], sizeof(PairStageTiles));  // A, and both CTAs' B tiles
                     const int32_t k = kb * kTileK;
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 if (a_hi) cp_async_4(a_dst + 128, a_src + kb * p.a_scale_ld + 32);
                 if (lane < 4) cp_async_4(b_dst0 + stage * uint32_t(sizeof(s.b_scale[0])), b_src + kb);
                 cp_async_arrive(&s.full[stage]);
-                if (++stage == kPairStages) { stage = 0; phase ^= 1; }
+                ring.advance(kPairStages);
             }
         } else if (p.stash) {
             zero_scale_padding(p, threadIdx.x - 32);
@@ -249,8 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         float acc[64], total[64], sum[64];
 #pragma unroll
         for (int i = 0; i < 64; ++i) total[i] = sum[i] = 0.0f;
-        int stage = 0;
-        uint32_t phase = 0;
+        StageRing ring;
         int slice = 0;
         int64_t slice_end = p.k_blocks / p.split;  // split K's slice boundaries: rank x k_blocks / split
         for (int kb = 0; kb < k_blocks; ++kb) {
@@ -263,8 +263,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 ++slice;
                 slice_end = (slice + 1) * p.k_blocks / p.split;
             }
+            const int stage = ring.stage;
             const uint64_t desc_a = desc_a0 + stage * kStep, desc_b = desc_b0 + stage * kStep;
-            mbar_wait(full0 + 8 * stage, phase);
+            wait_stage_full(full0, ring);
             const float a0 = valid0 ? s.a_scale[stage][row_local] : 0.0f;
             const float a1 = valid1 ? s.a_scale[stage][row_local + 8] : 0.0f;
             wgmma_fence();
@@ -275,11 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float b_first = s.b_scale[stage][t][0], b_second = s.b_scale[stage][t][1];
             wgmma_wait<0>();
             fence_operands(acc);
-            if (lane == 0) {  // this stage is read: both CTAs may load into it again
-                mbar_arrive_remote(empty_at[0] + 8 * stage);
-                mbar_arrive_remote(empty_at[1] + 8 * stage);
-            }
-            if (++stage == kPairStages) { stage = 0; phase ^= 1; }
+            release_stage(empty_at, ring, lane, kPairStages);  // this stage is read: both CTAs may load into it again
             const float scale[2][2] = {{a0 * b_first, a0 * b_second}, {a1 * b_first, a1 * b_second}};
 #pragma unroll
             for (int i = 0; i < 64; ++i) total[i] = __fmaf_rn(acc[i], scale[(i >> 1) & 1][i >= 32], total[i]);
