@@ -62,8 +62,29 @@ __device__ __forceinline__ uint2 encode8_bytes_software(const float (&v)[8], DTy
     return make_uint2(w[0], w[1]);
 }
 
+// N <= 4 values already divided by (or multiplied into) their scale as one little-endian word of e4m3fn or e5m2
+// codes (`out` one of them), by the hardware conversion where the arch has it, two values a cvt: element i in
+// byte i. The grouped GEMM's epilogue encodes 1-4 values a word with it; the row kernels 8 (encode8_fp8_hardware).
+template <int N>
+__device__ __forceinline__ uint32_t encode_fp8_word(const float (&v)[N], DType out) {
+    static_assert(N >= 1 && N <= 4, "codes of one word");
+    uint32_t word = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
+#pragma unroll
+    for (int i = 0; i + 1 < N; i += 2)  // cvt writes element i in the low byte of its pair
+        word |= uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(v[i], v[i + 1]), __NV_SATFINITE, kind)) << (8 * i);
+    if constexpr (N % 2 == 1) word |= uint32_t(__nv_cvt_float_to_fp8(v[N - 1], __NV_SATFINITE, kind)) << (8 * (N - 1));
+#else  // the same bytes (where no kernel calls it)
+#pragma unroll
+    for (int i = 0; i < N; ++i) word |= uint32_t(encode_scaled(out, v[i])) << (8 * i);
+#endif
+    return word;
+}
+
 // 8 values already divided by (or multiplied into) their scale as e4m3fn or e5m2 codes (`out` one of them),
 // by the hardware conversion where the arch has it: element i in byte i of the little-endian pair of words.
+// (The pairs of encode_fp8_word, written out: composing it from two words changes the row kernels' SASS.)
 __device__ __forceinline__ uint2 encode8_fp8_hardware(const float (&v)[8], DType out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     const __nv_fp8_interpretation_t kind = out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;

@@ -110,16 +110,6 @@ __device__ __forceinline__ void y4_of(const Params& p, uint32_t* const (&srow)[k
     }
 }
 
-// The fp8 codes of N values (N even, <= 4), little-endian in a word: the hardware conversion, saturating.
-template <int N>
-__device__ __forceinline__ uint32_t fp8_codes(const float (&v)[N], __nv_fp8_interpretation_t f) {
-    uint32_t code = 0;
-#pragma unroll
-    for (int k = 0; k < N; k += 2)
-        code |= uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(v[k], v[k + 1]), __NV_SATFINITE, f)) << (8 * k);
-    return code;
-}
-
 // The codes of N values of one quantization group, little-endian in a word (N <= 4): y divided by the scale as the
 // row kernels divide (cuda::divide_by_scale; `in_range`: the group's amax bounds |y| within the quotient's range),
 // then the hardware fp8 conversion (two values a cvt), or the shared encoder for the other one-byte formats: the
@@ -130,17 +120,8 @@ __device__ __forceinline__ uint32_t quantize_codes(float (&v)[N], const cuda::Di
     static_assert(N >= 1 && N <= 4, "codes of one word");
     auto& values = *reinterpret_cast<float(*)[1][N]>(&v);  // one chunk of N
     cuda::divide_by_scale(values, [&] { return in_range; }, d, q, values);
+    if (q.out == DType::E4M3FN || q.out == DType::E5M2) return cuda::encode_fp8_word(v, q.out);
     uint32_t code = 0;
-    if (q.out == DType::E4M3FN || q.out == DType::E5M2) {
-        const __nv_fp8_interpretation_t f = q.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        if constexpr (N % 2 == 0) {
-            code = fp8_codes(v, f);
-        } else {
-#pragma unroll
-            for (int k = 0; k < N; ++k) code |= uint32_t(__nv_cvt_float_to_fp8(v[k], __NV_SATFINITE, f)) << (8 * k);
-        }
-        return code;
-    }
 #pragma unroll
     for (int k = 0; k < N; ++k) code |= uint32_t(encode_scaled(q.out, v[k])) << (8 * k);
     return code;

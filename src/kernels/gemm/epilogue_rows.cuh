@@ -158,14 +158,13 @@ __device__ __forceinline__ bool lean_rows(const Params& p, const LaneOut& o, uin
     }
     if (!__all_sync(0xFFFFFFFFu, exact)) return false;
     if (!o.in) return true;
-    const __nv_fp8_interpretation_t f = p.qp.out == DType::E4M3FN ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && !write_r1) break;
         float v[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) v[k] = cuda::quotient(y[i][k], d[i]);
-        put_codes(p, o, rows[i], fp8_codes(v, f), sc[i]);
+        put_codes(p, o, rows[i], cuda::encode_fp8_word(v, p.qp.out), sc[i]);
     }
     return true;
 }
