@@ -102,9 +102,20 @@ def _lru(kind, key, make):
     return value
 
 
+_clear_hooks = []
+
+
+def on_clear_cache(hook):
+    """Calls hook() on every clear_cache() (the torch operator's C++ kernel drops its plans)."""
+    _clear_hooks.append(hook)
+
+
 def clear_cache():
-    """Drops this thread's cached descriptors, layouts and queries."""
+    """Drops this thread's cached descriptors, layouts and queries, and the plans the torch operator's C++
+    kernel holds."""
     _cache.__dict__.clear()
+    for hook in _clear_hooks:
+        hook()
 
 
 def _desc_key(attrs):

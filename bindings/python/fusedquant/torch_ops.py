@@ -11,10 +11,11 @@ functional names below are the documented entry points and follow the scheme (RE
 import functools
 import math
 import operator
+import threading
 
 import torch
 
-from . import _api, _arrays, _gemm
+from . import _api, _arrays, _core, _gemm
 from ._core import DataType, scale_repack_size, to_enum
 
 _A = _api.QuantDescAttribute
@@ -265,9 +266,20 @@ class _PlannedOp:
 
 def _planned_op(config, x):
     """The _PlannedOp of config on x's geometry, or None where the call takes the general path (or is refused
-    there, with the library's message)."""
+    there, with the library's message). With the C++ kernel this is its miss: the plan is made here, and handed
+    over to it after this call (_run_planned), so it is not kept here too."""
+    if _NATIVE is not None:
+        return _new_planned_op(config, x)
     key = (config, x.device, x.dtype, x.shape, x.stride())
     return _api._lru("torch_op", key, lambda: _new_planned_op(config, x))
+
+
+def _run_planned(planned, config, x):
+    """planned(x); then, with the C++ kernel, the plan handed over to it for the next call of this key."""
+    outputs = planned(x)
+    if _NATIVE is not None:
+        _NATIVE.remember(config, x, planned)
+    return outputs
 
 
 def _new_planned_op(config, x):
@@ -309,22 +321,99 @@ def quantize_op(x, config, static_scale=None, scale_ub=None, row_prob=None, glob
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
-    planned = _planned_op(config, x) if given.count(None) == len(given) else None
-    if planned is not None:
-        return planned(x)
-    pointers = dict(zip(_POINTERS, given))
-    outs = _outputs(x, config, global_amax)
-    _run(x, config, pointers, *outs)
-    return outs
+    try:
+        planned = _planned_op(config, x) if given.count(None) == len(given) else None
+        if planned is not None:
+            return _run_planned(planned, config, x)
+        pointers = dict(zip(_POINTERS, given))
+        outs = _outputs(x, config, global_amax)
+        _run(x, config, pointers, *outs)
+        return outs
+    except Exception as e:
+        if _NATIVE is not None:  # called by the C++ kernel, which raises a RuntimeError of e's message
+            _NATIVE.failed(e)
+        raise
 
 
 _LIBRARY.impl("quantize", quantize_op, "CompositeExplicitAutograd")
+# The same operator's Python kernel under its own name: what the C++ kernel (below) calls on a miss.
+_LIBRARY.define("quantize_general(Tensor x, str config, Tensor? static_scale=None, Tensor? scale_ub=None, "
+                "Tensor? row_prob=None, Tensor? global_amax=None, Tensor? moe_offsets=None, "
+                "Tensor? moe_counts=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+_LIBRARY.impl("quantize_general", quantize_op, "CompositeExplicitAutograd")
 
 
-@torch.library.register_fake("fusedquant::quantize")
-def _(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
-      moe_counts=None):
+def _fake_quantize(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
+                   moe_counts=None):
     return _outputs(x, config, global_amax)
+
+
+torch.library.register_fake("fusedquant::quantize")(_fake_quantize)
+torch.library.register_fake("fusedquant::quantize_general")(_fake_quantize)
+
+
+# ---- the C++ kernel of quantize (bindings/python/csrc/torch_ops.cpp) ----
+# libfusedquant_torch, beside the library where the build made it, registers a CPU and a CUDA kernel of
+# fusedquant::quantize on torch's stable ABI (torch >= 2.10): a planned call runs there as one fqPlanExecute
+# without Python. Without it (not built, an older torch), the Python kernel above runs every call.
+
+class _Native:
+    """The C++ kernel's library and its plan hand-over (ctypes)."""
+
+    def __init__(self, path):
+        import ctypes
+        torch.ops.load_library(str(path))
+        self.path, self._lib = path, ctypes.CDLL(str(path))
+        i32, i64, p64, text = ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
+        self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, ctypes.c_void_p, i32, p64, text, i64,
+                                                text, i64, i64]
+        self._lib.fq_torch_remember.restype = ctypes.c_int
+        self._lib.fq_torch_forget_all.argtypes = []
+        self._lib.fq_torch_fail.argtypes = [text]
+        self._failure = threading.local()
+        self._int64s = lambda values: (ctypes.c_int64 * max(len(values), 1))(*values)
+
+    def remember(self, config, x, planned):
+        """Hands planned's plan over to the C++ kernel as the plan of (config, x's geometry)."""
+        name = lambda dtype: str(dtype).removeprefix("torch.").encode()  # noqa: E731
+        (shape, values_dtype), (elements, scale_dtype) = planned.values, planned.scales
+        plan = planned.plan
+        status = self._lib.fq_torch_remember(
+            config.encode(), x.device.index if x.is_cuda else -1, name(x.dtype), x.dim(), self._int64s(x.shape),
+            self._int64s(x.stride()), int(_core.ffi.cast("uintptr_t", plan.ptr)), len(shape), self._int64s(shape),
+            name(values_dtype), elements, name(scale_dtype), elements * scale_dtype.itemsize, planned.ws_size)
+        if status == 0:
+            plan._finalizer.detach()  # the C++ kernel destroys it
+
+    def forget_all(self):
+        self._lib.fq_torch_forget_all()
+
+    def failed(self, error):
+        """The Python kernel's error, kept for the functional names (raise_cause) and given to the C++ kernel."""
+        self._failure.error = error
+        self._lib.fq_torch_fail(str(error).encode())
+
+    def raise_cause(self, runtime_error):
+        """Raises the Python kernel's error behind the C++ kernel's RuntimeError of its message, if it is one."""
+        cause, self._failure.error = getattr(self._failure, "error", None), None
+        if cause is not None and cause is not runtime_error and str(cause) in str(runtime_error):
+            raise cause from None
+
+
+def _load_native():
+    path = _core.library_path.parent / "libfusedquant_torch.so"
+    if not path.exists():
+        return None
+    try:
+        native = _Native(path)
+    except (OSError, RuntimeError):
+        return None
+    _api.on_clear_cache(native.forget_all)
+    return native
+
+
+_NATIVE = _load_native()
+NATIVE_KERNEL = _NATIVE is not None  # whether torch.ops.fusedquant.quantize runs its C++ kernel
 
 
 @torch.library.custom_op("fusedquant::quantize_out", mutates_args=("out", "scales", "col_out", "col_scales"))
@@ -456,7 +545,7 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
             pointers[key] = _number(key, value, x)
     config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
                                               **attributes}.items())))
-    values, scales, col_values, col_scales, amax = torch.ops.fusedquant.quantize(x, config, **pointers)
+    values, scales, col_values, col_scales, amax = _quantize_op(x, config, pointers)
     has_amax, width, lead = pointers.get("global_amax") is not None, _static(x.shape[-1]), tuple(x.shape[:-1])
     st = _structure(config, width, has_amax)
     views = (_views if torch.compiler.is_compiling() else _eager_views)(config, lead, width, has_amax)
@@ -469,6 +558,18 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
     if st["nvfp4"]:
         result = (*result, amax if st["amax"] else pointers["global_amax"])
     return result
+
+
+def _quantize_op(x, config, pointers):
+    """torch.ops.fusedquant.quantize; where its C++ kernel reports the Python kernel's error as a RuntimeError, that
+    error itself (a FusedQuantError, ValueError, ...), as the Python kernel raises it."""
+    if _NATIVE is None or torch.compiler.is_compiling():
+        return torch.ops.fusedquant.quantize(x, config, **pointers)
+    try:
+        return torch.ops.fusedquant.quantize(x, config, **pointers)
+    except RuntimeError as e:
+        _NATIVE.raise_cause(e)
+        raise
 
 
 @_constant

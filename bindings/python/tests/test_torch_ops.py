@@ -115,10 +115,71 @@ def test_a_repeated_eager_call_is_one_plan_execution(rows, monkeypatch):
     run = fq.Plan.run
     monkeypatch.setattr(fq.Plan, "run", lambda *args: runs.append(1) or run(*args))
     again = torch.ops.fusedquant.quantize(x, config), fq.silu_and_mul_quant(x), fq.mxfp8_quantize(x)
-    assert len(runs) == 3
+    assert len(runs) == (0 if torch_ops.NATIVE_KERNEL else 3)  # the C++ kernel executes the plan itself
     for got, want in zip(again, first):
         for g, w in zip(got, want):  # nothing is written for no rows: the same sizes
             assert same_bytes(storage(g), storage(w)) if rows else storage(g).numel() == storage(w).numel()
+
+
+def test_the_cpp_kernel_is_used_where_the_build_made_it():
+    """libfusedquant_torch beside the library (a build with torch >= 2.10, and the wheel) is loaded, and runs a
+    repeated call without Python; fusedquant.clear_cache() drops its plans (the next call plans again)."""
+    built = (fq.library_path.parent / "libfusedquant_torch.so").exists()
+    assert torch_ops.NATIVE_KERNEL == built
+    if not built:
+        pytest.skip("no libfusedquant_torch beside " + str(fq.library_path))
+    x, config = act("cpu", rows=3), "activation=silu;gate_layout=split;group_size=64"
+    first = torch.ops.fusedquant.quantize(x, config)
+    made = []
+    new = torch_ops._new_planned_op
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch_ops, "_new_planned_op", lambda *a: made.append(1) or new(*a))
+        again = torch.ops.fusedquant.quantize(x, config)
+        assert made == []
+        fq.clear_cache()
+        torch.ops.fusedquant.quantize(x, config)
+        assert made == [1]
+        torch.ops.fusedquant.quantize(x.clone(), config)  # a new tensor of the same geometry: the same plan
+        assert made == [1]
+        torch.ops.fusedquant.quantize(x[:2], config)  # another geometry
+        assert made == [1, 1]
+    assert all(same_bytes(g, w) for g, w in zip(again, first))
+
+
+def test_threads_calling_the_operator_while_the_cache_is_cleared_get_the_same_bytes():
+    """The C++ kernel's plans are shared by the calls running them: clear_cache() on one thread while others
+    execute destroys none in use."""
+    import threading
+    config = "activation=silu;gate_layout=split;group_size=128"
+    inputs = [act("cpu", rows=r) for r in (1, 3, 8)]
+    want = [torch.ops.fusedquant.quantize(x, config) for x in inputs]
+    failures = []
+
+    def work(seed):
+        for i in range(150):
+            k = (seed + i) % len(inputs)
+            got = torch.ops.fusedquant.quantize(inputs[k], config)
+            if not all(same_bytes(g, w) for g, w in zip(got, want[k])):
+                failures.append((seed, i))
+            if i % 25 == seed:
+                fq.clear_cache()
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_a_refused_call_raises_the_library_message_from_the_operator_and_its_error_from_the_functional_names():
+    """The operator raises a RuntimeError with the library's message (from the C++ kernel, or the Python kernel's
+    FusedQuantError, a RuntimeError); the functional names raise the FusedQuantError itself."""
+    x = act("cpu", rows=2)
+    with pytest.raises(RuntimeError, match="GROUP_SIZE: 96 is not"):
+        torch.ops.fusedquant.quantize(x, "activation=silu;gate_layout=split;group_size=96")
+    with pytest.raises(fq.FusedQuantError, match="GROUP_SIZE: 96 is not") as refused:
+        fq.silu_and_mul_quant(x, group_size=96)
+    assert refused.value.status == fq.Status.INVALID_VALUE
 
 
 def test_functional_names_default_from_the_scheme_and_match_the_python_layer():

@@ -1,0 +1,256 @@
+// The C++ kernel of torch.ops.fusedquant.quantize for CPU and CUDA tensors, on PyTorch's stable ABI (one build
+// serves torch 2.10 and later). A call whose configuration and input geometry the Python layer has planned
+// (fusedquant/torch_ops.py hands the plan over with fq_torch_remember) runs as one fqPlanExecute into new
+// outputs, without Python; every other call (the first of its key, pointer arguments, an execution the library
+// refuses) goes to the Python kernel, fusedquant::quantize_general, through the dispatcher, which gives the same
+// outputs or raises the library's error.
+#include <dlfcn.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include "fusedquant/fusedquant.h"
+
+namespace fq_torch {
+
+using torch::headeronly::ScalarType;
+using torch::stable::Tensor;
+using Outputs = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
+
+// ---- The planned calls: an LRU of plans keyed by the call's configuration and input geometry ----------------
+
+struct Key {
+    std::string config;
+    int32_t device_index;  // -1: host memory
+    int32_t dtype;         // the input's ScalarType
+    std::vector<int64_t> sizes, strides;
+    bool operator==(const Key& o) const {
+        return device_index == o.device_index && dtype == o.dtype && sizes == o.sizes && strides == o.strides &&
+               config == o.config;
+    }
+};
+
+struct KeyHash {
+    size_t operator()(const Key& k) const {
+        size_t h = std::hash<std::string>()(k.config) ^ (size_t(k.device_index + 1) << 20) ^ size_t(k.dtype);
+        for (int64_t v : k.sizes) h = h * 1000003u ^ size_t(v);
+        for (int64_t v : k.strides) h = h * 1000003u ^ size_t(v);
+        return h;
+    }
+};
+
+// A plan's owner: the cache entry and every call running it, so that an eviction or fusedquant.clear_cache() on
+// another thread destroys it only after the last execution.
+using PlanRef = std::shared_ptr<std::remove_pointer_t<fqPlan_t>>;
+
+// What a planned call allocates and runs, and the empty tensors it returns for the outputs it does not write
+// (columnwise values and scales, global amax): the same ones every call, as the Python kernel does.
+struct Planned {
+    PlanRef plan;
+    std::vector<int64_t> values_shape;
+    ScalarType values_dtype;
+    int64_t scale_elements;
+    ScalarType scale_dtype;
+    size_t scale_bytes;
+    int64_t workspace;
+    std::shared_ptr<const std::array<Tensor, 3>> unwritten;
+};
+
+class PlanCache {
+public:
+    static constexpr size_t kCapacity = 1024;
+
+    std::optional<Planned> find(const Key& key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = index_.find(key);
+        if (it == index_.end()) return std::nullopt;
+        order_.splice(order_.begin(), order_, it->second);
+        return it->second->second;
+    }
+
+    void insert(Key key, Planned planned) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = index_.find(key);
+        if (it != index_.end()) {
+            order_.erase(it->second);
+            index_.erase(it);
+        }
+        order_.emplace_front(std::move(key), std::move(planned));
+        index_.emplace(order_.front().first, order_.begin());
+        if (order_.size() > kCapacity) {
+            index_.erase(order_.back().first);
+            order_.pop_back();
+        }
+    }
+
+    void clear() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        order_.clear();
+        index_.clear();
+    }
+
+private:
+    std::mutex mutex_;
+    std::list<std::pair<Key, Planned>> order_;  // most recent first
+    std::unordered_map<Key, std::list<std::pair<Key, Planned>>::iterator, KeyHash> index_;
+};
+
+// Never destroyed: plans outlive the process's static destructors (and torch's) without an order to keep.
+PlanCache& cache() {
+    static PlanCache* c = new PlanCache;
+    return *c;
+}
+
+Key key_of(const std::string& config, const Tensor& x) {
+    const auto sizes = x.sizes(), strides = x.strides();
+    return Key{config, x.is_cuda() ? int32_t(x.get_device_index()) : -1, int32_t(x.scalar_type()),
+               std::vector<int64_t>(sizes.begin(), sizes.end()), std::vector<int64_t>(strides.begin(), strides.end())};
+}
+
+// The dtype names fusedquant/torch_ops.py passes (torch's, without "torch.").
+std::optional<ScalarType> dtype_of(const char* name) {
+    static const std::pair<const char*, ScalarType> kNames[] = {
+        {"uint8", ScalarType::Byte},          {"int8", ScalarType::Char},
+        {"int32", ScalarType::Int},           {"float32", ScalarType::Float},
+        {"float16", ScalarType::Half},        {"bfloat16", ScalarType::BFloat16},
+        {"float8_e4m3fn", ScalarType::Float8_e4m3fn}, {"float8_e5m2", ScalarType::Float8_e5m2},
+        {"float8_e4m3fnuz", ScalarType::Float8_e4m3fnuz},
+    };
+    for (const auto& [n, t] : kNames)
+        if (std::strcmp(n, name) == 0) return t;
+    return std::nullopt;
+}
+
+// ---- One planned call ----------------------------------------------------------------------------------------
+
+// The current CUDA stream of a device, as torch's own launchers read it. The CUDA shim lives in libtorch_cuda,
+// which a CPU-only torch lacks: looked up in the loaded library on first use rather than linked.
+void* current_cuda_stream(int32_t device_index) {
+    using Getter = int32_t (*)(int32_t, void**);
+    static Getter getter = [] {
+        void* lib = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD);
+        return lib ? reinterpret_cast<Getter>(dlsym(lib, "aoti_torch_get_current_cuda_stream")) : nullptr;
+    }();
+    void* stream = nullptr;
+    if (getter == nullptr || getter(device_index, &stream) != 0) return nullptr;
+    return stream;
+}
+
+// The outputs of `planned` on x, or nothing where the library refuses the execution (the general path then
+// raises its error) or the stream cannot be read.
+std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
+    void* stream = nullptr;
+    if (x.is_cuda() && (stream = current_cuda_stream(x.get_device_index())) == nullptr) return std::nullopt;
+    const auto device = x.device();
+    auto empty = [&](std::vector<int64_t> shape, ScalarType dtype) {
+        return torch::stable::empty(shape, dtype, std::nullopt, device);
+    };
+    Tensor values = empty(planned.values_shape, planned.values_dtype);
+    Tensor scales = empty({planned.scale_elements}, planned.scale_dtype);
+    std::optional<Tensor> workspace;
+    if (planned.workspace > 0) workspace = empty({planned.workspace}, ScalarType::Byte);
+    const fqStatus_t status = fqPlanExecute(
+        planned.plan.get(), x.data_ptr(), values.data_ptr(), scales.data_ptr(), planned.scale_bytes,
+        workspace ? workspace->data_ptr() : nullptr, size_t(planned.workspace), static_cast<fqStream_t>(stream));
+    if (status != FQ_STATUS_SUCCESS) return std::nullopt;
+    const auto& [col_values, col_scales, amax] = *planned.unwritten;
+    return Outputs{values, scales, col_values, col_scales, amax};
+}
+
+// The empty tensors of the outputs a planned call does not write, on CUDA device `device_index` (-1: host).
+std::shared_ptr<const std::array<Tensor, 3>> unwritten_outputs(int32_t device_index) {
+    using torch::headeronly::DeviceType;
+    const torch::stable::Device device =
+        device_index < 0 ? torch::stable::Device(DeviceType::CPU)
+                         : torch::stable::Device(DeviceType::CUDA,
+                                                 static_cast<torch::stable::accelerator::DeviceIndex>(device_index));
+    auto empty = [&](ScalarType dtype) { return torch::stable::empty({0}, dtype, std::nullopt, device); };
+    return std::make_shared<const std::array<Tensor, 3>>(
+        std::array<Tensor, 3>{empty(ScalarType::Byte), empty(ScalarType::Byte), empty(ScalarType::Float)});
+}
+
+// ---- The operator ----------------------------------------------------------------------------------------------
+
+// The message of the Python kernel's error on this thread, which it leaves here (fq_torch_fail) before raising:
+// the dispatcher's C interface returns only a failure code.
+thread_local std::string general_error;
+
+// fusedquant::quantize_general (the Python kernel) with the same arguments; its error as a RuntimeError with
+// its message (fusedquant's functional names raise the FusedQuantError itself).
+Outputs call_general(const Tensor& x, const std::string& config, const std::optional<Tensor> (&given)[6]) {
+    StableIValue stack[8];
+    stack[0] = torch::stable::detail::from(x);
+    stack[1] = torch::stable::detail::from(config);
+    for (int i = 0; i < 6; ++i) stack[2 + i] = torch::stable::detail::from(given[i]);
+    general_error.clear();
+    if (torch_call_dispatcher("fusedquant::quantize_general", "", stack, TORCH_ABI_VERSION) != AOTI_TORCH_SUCCESS)
+        throw std::runtime_error(general_error.empty() ? "fusedquant::quantize_general failed" : general_error);
+    using torch::stable::detail::to;
+    return Outputs{to<Tensor>(stack[0]), to<Tensor>(stack[1]), to<Tensor>(stack[2]), to<Tensor>(stack[3]),
+                   to<Tensor>(stack[4])};
+}
+
+Outputs quantize(Tensor x, std::string config, std::optional<Tensor> static_scale, std::optional<Tensor> scale_ub,
+                 std::optional<Tensor> row_prob, std::optional<Tensor> global_amax, std::optional<Tensor> moe_offsets,
+                 std::optional<Tensor> moe_counts) {
+    const std::optional<Tensor> given[6] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts};
+    bool pointers = false;
+    for (const auto& g : given) pointers |= g.has_value();
+    if (!pointers) {
+        if (const std::optional<Planned> planned = cache().find(key_of(config, x)))
+            if (std::optional<Outputs> out = run_planned(*planned, x)) return *out;
+    }
+    return call_general(x, config, given);
+}
+
+}  // namespace fq_torch
+
+STABLE_TORCH_LIBRARY_IMPL(fusedquant, CPU, m) { m.impl("quantize", TORCH_BOX(&fq_torch::quantize)); }
+STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) { m.impl("quantize", TORCH_BOX(&fq_torch::quantize)); }
+
+// ---- What the Python layer calls (ctypes) ----------------------------------------------------------------------
+extern "C" {
+
+// Takes over `plan` (a fqPlan_t the caller no longer destroys) as the planned call of `config` on an input of
+// `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory),
+// with its outputs' shapes and dtypes. Returns 0, or -1 for a dtype name it does not know (the plan stays the
+// caller's).
+__attribute__((visibility("default"))) int fq_torch_remember(
+    const char* config, int32_t device_index, const char* in_dtype, int32_t ndim, const int64_t* sizes,
+    const int64_t* strides, void* plan, int32_t values_ndim, const int64_t* values_shape, const char* values_dtype,
+    int64_t scale_elements, const char* scale_dtype, int64_t scale_bytes, int64_t workspace) {
+    const auto in = fq_torch::dtype_of(in_dtype), out = fq_torch::dtype_of(values_dtype),
+               sc = fq_torch::dtype_of(scale_dtype);
+    if (!in || !out || !sc) return -1;
+    fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
+                      std::vector<int64_t>(strides, strides + ndim)};
+    fq_torch::Planned planned{fq_torch::PlanRef(static_cast<fqPlan_t>(plan), fqPlanDestroy),
+                              std::vector<int64_t>(values_shape, values_shape + values_ndim),
+                              *out, scale_elements, *sc, size_t(scale_bytes), workspace,
+                              fq_torch::unwritten_outputs(device_index)};
+    fq_torch::cache().insert(std::move(key), std::move(planned));
+    return 0;
+}
+
+// The Python kernel's error message on this thread, for the RuntimeError the operator raises.
+__attribute__((visibility("default"))) void fq_torch_fail(const char* message) { fq_torch::general_error = message; }
+
+// Destroys every plan taken over (fusedquant.clear_cache()).
+__attribute__((visibility("default"))) void fq_torch_forget_all(void) { fq_torch::cache().clear(); }
+
+}  // extern "C"
