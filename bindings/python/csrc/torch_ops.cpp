@@ -1,12 +1,14 @@
 // The C++ kernel of torch.ops.fusedquant.quantize for CPU and CUDA tensors, on PyTorch's stable ABI (one build
-// serves torch 2.10 and later). A call whose configuration and input geometry the Python layer has planned
-// (fusedquant/torch_ops.py hands the plan over with fq_torch_remember) runs as one fqPlanExecute into new
-// outputs, without Python; every other call (the first of its key, pointer arguments, an execution the library
-// refuses) goes to the Python kernel, fusedquant::quantize_general, through the dispatcher, which gives the same
-// outputs or raises the library's error.
+// serves torch 2.10 and later). A call whose configuration, input geometry and pointer arguments (their tensors'
+// addresses) the Python layer has planned (fusedquant/torch_ops.py hands the plan over with fq_torch_remember)
+// runs as one fqPlanExecute into new outputs, without Python; every other call (the first of its key, a
+// columnwise output, NVFP4's amax computed on the device, an execution the library refuses) goes to the Python
+// kernel, fusedquant::quantize_general, through the dispatcher, which gives the same outputs or raises the
+// library's error.
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <list>
@@ -34,14 +36,20 @@ using Outputs = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
 
 // ---- The planned calls: an LRU of plans keyed by the call's configuration and input geometry ----------------
 
+// The pointer arguments (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts), in the schema's
+// order: a plan holds their addresses, so a call matches it only with the same tensors' memory.
+constexpr int kPointers = 6;
+
 struct Key {
     std::string config;
     int32_t device_index;  // -1: host memory
     int32_t dtype;         // the input's ScalarType
     std::vector<int64_t> sizes, strides;
+    // Per pointer argument: address, ScalarType, elements, device index (-1: host; -2: absent).
+    std::array<int64_t, 4 * kPointers> pointers;
     bool operator==(const Key& o) const {
         return device_index == o.device_index && dtype == o.dtype && sizes == o.sizes && strides == o.strides &&
-               config == o.config;
+               pointers == o.pointers && config == o.config;
     }
 };
 
@@ -50,6 +58,7 @@ struct KeyHash {
         size_t h = std::hash<std::string>()(k.config) ^ (size_t(k.device_index + 1) << 20) ^ size_t(k.dtype);
         for (int64_t v : k.sizes) h = h * 1000003u ^ size_t(v);
         for (int64_t v : k.strides) h = h * 1000003u ^ size_t(v);
+        for (int64_t v : k.pointers) h = h * 1000003u ^ size_t(v);
         return h;
     }
 };
@@ -68,6 +77,7 @@ struct Planned {
     ScalarType scale_dtype;
     size_t scale_bytes;
     int64_t workspace;
+    bool zero_values, zero_scales;  // bytes the library leaves unwritten (MoE rows no expert owns, a static scale)
     std::shared_ptr<const std::array<Tensor, 3>> unwritten;
 };
 
@@ -116,10 +126,25 @@ PlanCache& cache() {
     return *c;
 }
 
-Key key_of(const std::string& config, const Tensor& x) {
+int32_t device_of(const Tensor& t) { return t.is_cuda() ? int32_t(t.get_device_index()) : -1; }
+
+// The key of a call, or nothing where a pointer argument is not contiguous (the general path takes it).
+std::optional<Key> key_of(const std::string& config, const Tensor& x, const std::optional<Tensor> (&given)[kPointers]) {
     const auto sizes = x.sizes(), strides = x.strides();
-    return Key{config, x.is_cuda() ? int32_t(x.get_device_index()) : -1, int32_t(x.scalar_type()),
-               std::vector<int64_t>(sizes.begin(), sizes.end()), std::vector<int64_t>(strides.begin(), strides.end())};
+    Key key{config, device_of(x), int32_t(x.scalar_type()), std::vector<int64_t>(sizes.begin(), sizes.end()),
+            std::vector<int64_t>(strides.begin(), strides.end()), {}};
+    for (int i = 0; i < kPointers; ++i) {
+        int64_t* k = &key.pointers[4 * i];
+        if (!given[i]) {
+            k[0] = 0, k[1] = 0, k[2] = 0, k[3] = -2;
+            continue;
+        }
+        const Tensor& t = *given[i];
+        if (!t.is_contiguous()) return std::nullopt;
+        k[0] = int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())), k[1] = int64_t(t.scalar_type()), k[2] = t.numel(),
+        k[3] = device_of(t);
+    }
+    return key;
 }
 
 // The dtype names fusedquant/torch_ops.py passes (torch's, without "torch.").
@@ -162,6 +187,8 @@ std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
     };
     Tensor values = empty(planned.values_shape, planned.values_dtype);
     Tensor scales = empty({planned.scale_elements}, planned.scale_dtype);
+    if (planned.zero_values) torch::stable::zero_(values);
+    if (planned.zero_scales) torch::stable::zero_(scales);
     std::optional<Tensor> workspace;
     if (planned.workspace > 0) workspace = empty({planned.workspace}, ScalarType::Byte);
     const fqStatus_t status = fqPlanExecute(
@@ -192,11 +219,11 @@ thread_local std::string general_error;
 
 // fusedquant::quantize_general (the Python kernel) with the same arguments; its error as a RuntimeError with
 // its message (fusedquant's functional names raise the FusedQuantError itself).
-Outputs call_general(const Tensor& x, const std::string& config, const std::optional<Tensor> (&given)[6]) {
+Outputs call_general(const Tensor& x, const std::string& config, const std::optional<Tensor> (&given)[kPointers]) {
     StableIValue stack[8];
     stack[0] = torch::stable::detail::from(x);
     stack[1] = torch::stable::detail::from(config);
-    for (int i = 0; i < 6; ++i) stack[2 + i] = torch::stable::detail::from(given[i]);
+    for (int i = 0; i < kPointers; ++i) stack[2 + i] = torch::stable::detail::from(given[i]);
     general_error.clear();
     if (torch_call_dispatcher("fusedquant::quantize_general", "", stack, TORCH_ABI_VERSION) != AOTI_TORCH_SUCCESS)
         throw std::runtime_error(general_error.empty() ? "fusedquant::quantize_general failed" : general_error);
@@ -208,13 +235,11 @@ Outputs call_general(const Tensor& x, const std::string& config, const std::opti
 Outputs quantize(Tensor x, std::string config, std::optional<Tensor> static_scale, std::optional<Tensor> scale_ub,
                  std::optional<Tensor> row_prob, std::optional<Tensor> global_amax, std::optional<Tensor> moe_offsets,
                  std::optional<Tensor> moe_counts) {
-    const std::optional<Tensor> given[6] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts};
-    bool pointers = false;
-    for (const auto& g : given) pointers |= g.has_value();
-    if (!pointers) {
-        if (const std::optional<Planned> planned = cache().find(key_of(config, x)))
+    const std::optional<Tensor> given[kPointers] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets,
+                                                    moe_counts};
+    if (const std::optional<Key> key = key_of(config, x, given))
+        if (const std::optional<Planned> planned = cache().find(*key))
             if (std::optional<Outputs> out = run_planned(*planned, x)) return *out;
-    }
     return call_general(x, config, given);
 }
 
@@ -227,22 +252,35 @@ STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) { m.impl("quantize", TORCH_BOX(&f
 extern "C" {
 
 // Takes over `plan` (a fqPlan_t the caller no longer destroys) as the planned call of `config` on an input of
-// `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory),
-// with its outputs' shapes and dtypes. Returns 0, or -1 for a dtype name it does not know (the plan stays the
-// caller's).
+// `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory), with
+// the pointer arguments `pointers` (address, elements, device index; -2: absent) of `pointer_dtypes` (names, ""
+// when absent), and its outputs' shapes, dtypes and zero-filling. Returns 0, or -1 for a dtype name it does not
+// know (the plan stays the caller's).
 __attribute__((visibility("default"))) int fq_torch_remember(
     const char* config, int32_t device_index, const char* in_dtype, int32_t ndim, const int64_t* sizes,
-    const int64_t* strides, void* plan, int32_t values_ndim, const int64_t* values_shape, const char* values_dtype,
-    int64_t scale_elements, const char* scale_dtype, int64_t scale_bytes, int64_t workspace) {
-    const auto in = fq_torch::dtype_of(in_dtype), out = fq_torch::dtype_of(values_dtype),
-               sc = fq_torch::dtype_of(scale_dtype);
+    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, void* plan,
+    int32_t values_ndim, const int64_t* values_shape, const char* values_dtype, int64_t scale_elements,
+    const char* scale_dtype, int64_t scale_bytes, int64_t workspace, int32_t zero_values, int32_t zero_scales) {
+    using fq_torch::dtype_of;
+    const auto in = dtype_of(in_dtype), out = dtype_of(values_dtype), sc = dtype_of(scale_dtype);
     if (!in || !out || !sc) return -1;
     fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
-                      std::vector<int64_t>(strides, strides + ndim)};
+                      std::vector<int64_t>(strides, strides + ndim), {}};
+    for (int i = 0; i < fq_torch::kPointers; ++i) {
+        int64_t* k = &key.pointers[4 * i];
+        const int64_t* p = &pointers[3 * i];
+        if (p[2] == -2) {
+            k[0] = 0, k[1] = 0, k[2] = 0, k[3] = -2;
+            continue;
+        }
+        const auto t = dtype_of(pointer_dtypes[i]);
+        if (!t) return -1;
+        k[0] = p[0], k[1] = int64_t(*t), k[2] = p[1], k[3] = p[2];
+    }
     fq_torch::Planned planned{fq_torch::PlanRef(static_cast<fqPlan_t>(plan), fqPlanDestroy),
                               std::vector<int64_t>(values_shape, values_shape + values_ndim),
                               *out, scale_elements, *sc, size_t(scale_bytes), workspace,
-                              fq_torch::unwritten_outputs(device_index)};
+                              zero_values != 0, zero_scales != 0, fq_torch::unwritten_outputs(device_index)};
     fq_torch::cache().insert(std::move(key), std::move(planned));
     return 0;
 }

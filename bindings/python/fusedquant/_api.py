@@ -214,14 +214,15 @@ def _remembered(key):
     return planned_call
 
 
-def torch_run(plan, x, values, scales, ws_size, stream=None):
+def torch_run(plan, x, values, scales, ws_size, stream=None, zeroed=(False, False)):
     """One execution of `plan` on PyTorch tensor x into new outputs on x's device, on `stream` (_stream's rules;
-    x's current one by default): values (shape, torch dtype) and scale storage (elements, torch dtype); returns
-    them. The remembered calls of quantize() and of the torch operator."""
+    x's current one by default): values (shape, torch dtype) and scale storage (elements, torch dtype), each
+    zero-filled first where `zeroed` says; returns them. The remembered calls of quantize() and of the torch
+    operator."""
     torch = _sys.modules["torch"]
     device = x.device
-    out = torch.empty(values[0], dtype=values[1], device=device)
-    storage = torch.empty(scales[0], dtype=scales[1], device=device)
+    out = (torch.zeros if zeroed[0] else torch.empty)(values[0], dtype=values[1], device=device)
+    storage = (torch.zeros if zeroed[1] else torch.empty)(scales[0], dtype=scales[1], device=device)
     ws = torch.empty(ws_size, dtype=torch.uint8, device=device) if ws_size else None
     plan.run(x.data_ptr(), out.data_ptr(), storage.data_ptr(), scales[0] * scales[1].itemsize,
              0 if ws is None else ws.data_ptr(), ws_size,

@@ -241,69 +241,95 @@ def _run(x, config, pointers, out, scales, col_out, col_scales, amax):
                   **{k: v for k, v in pointers.items() if v is not None}, **attrs)
 
 
-# ---- the eager path: one plan per configuration and input geometry ----
-# A call without pointer arguments whose outputs are the rowwise values and scales alone (no columnwise output,
-# no NVFP4 amax to compute, no MoE layout) is one fqPlanExecute into torch.empty outputs: the plan, the output
-# shapes and the workspace size are worked out on the first call of its key and kept in the Python layer's
-# per-thread cache (fusedquant.clear_cache() drops them). Other calls take _run's general path.
+# ---- the eager path: one plan per configuration, input geometry and pointer arguments ----
+# A call whose outputs are the rowwise values and scales alone (no columnwise output, no NVFP4 amax to compute) is
+# one fqPlanExecute into new outputs: the plan (with the pointer arguments' addresses, which it reads at each
+# execution), the output shapes and the workspace size are worked out on the first call of its key and kept in
+# the Python layer's per-thread cache (fusedquant.clear_cache() drops them), or handed over to the C++ kernel.
+# Other calls take _run's general path.
 
 class _PlannedOp:
-    """The eager operator for one (config, x geometry): what it allocates (values (shape, dtype), scale storage
-    (elements, dtype)), the plan it runs (fusedquant's torch_run) and the empty tensors it returns for the outputs
-    it does not write (columnwise values and scales, global amax): the same ones every call, since an empty tensor
-    holds nothing to overwrite and each new one costs a dispatcher call (1-3 us a call for the three)."""
-    __slots__ = ("plan", "values", "scales", "ws_size", "unwritten")
+    """The eager operator for one (config, x geometry, pointer arguments): what it allocates (values (shape, dtype),
+    scale storage (elements, dtype), zero-filled where the library leaves bytes unwritten: MoE rows no expert owns,
+    PER_TENSOR_STATIC's scale slot, as _outputs), the plan it runs (fusedquant's torch_run) and the empty tensors it
+    returns for the outputs it does not write (columnwise values and scales, global amax): the same ones every call,
+    since an empty tensor holds nothing to overwrite and each new one costs a dispatcher call."""
+    __slots__ = ("plan", "values", "scales", "ws_size", "zeroed", "unwritten")
 
-    def __init__(self, plan, values, scales, ws_size, device):
-        self.plan, self.values, self.scales, self.ws_size = plan, values, scales, ws_size
+    def __init__(self, plan, values, scales, ws_size, zeroed, device):
+        self.plan, self.values, self.scales, self.ws_size, self.zeroed = plan, values, scales, ws_size, zeroed
         self.unwritten = (torch.empty(0, dtype=torch.uint8, device=device),
                           torch.empty(0, dtype=torch.uint8, device=device),
                           torch.empty(0, dtype=torch.float32, device=device))
 
     def __call__(self, x):
-        return (*_api.torch_run(self.plan, x, self.values, self.scales, self.ws_size), *self.unwritten)
+        return (*_api.torch_run(self.plan, x, self.values, self.scales, self.ws_size, zeroed=self.zeroed),
+                *self.unwritten)
 
 
-def _planned_op(config, x):
-    """The _PlannedOp of config on x's geometry, or None where the call takes the general path (or is refused
-    there, with the library's message). With the C++ kernel this is its miss: the plan is made here, and handed
-    over to it after this call (_run_planned), so it is not kept here too."""
+def _pointer_key(given):
+    """The key of a call's pointer arguments: (address, dtype, elements, device index (-1: host)) of each given
+    tensor, None for each absent; None for the whole when one is not contiguous (the general path takes it)."""
+    key = []
+    for t in given:
+        if t is None:
+            key.append(None)
+        elif not t.is_contiguous():
+            return None
+        else:
+            key.append((t.data_ptr(), t.dtype, t.numel(), t.device.index if t.is_cuda else -1))
+    return tuple(key)
+
+
+def _planned_op(config, x, given):
+    """The _PlannedOp of config on x's geometry with the pointer arguments `given`, or None where the call takes
+    the general path (or is refused there, with the library's message). With the C++ kernel this is its miss:
+    the plan is made here and handed over to it after this call (_run_planned), so it is not kept here too."""
+    pointer_key = _pointer_key(given)
+    if pointer_key is None:
+        return None
     if _NATIVE is not None:
-        return _new_planned_op(config, x)
-    key = (config, x.device, x.dtype, x.shape, x.stride())
-    return _api._lru("torch_op", key, lambda: _new_planned_op(config, x))
+        return _new_planned_op(config, x, given)
+    key = (config, x.device, x.dtype, x.shape, x.stride(), pointer_key)
+    return _api._lru("torch_op", key, lambda: _new_planned_op(config, x, given))
 
 
-def _run_planned(planned, config, x):
+def _run_planned(planned, config, x, given):
     """planned(x); then, with the C++ kernel, the plan handed over to it for the next call of this key."""
     outputs = planned(x)
     if _NATIVE is not None:
-        _NATIVE.remember(config, x, planned)
+        _NATIVE.remember(config, x, given, planned)
     return outputs
 
 
-def _new_planned_op(config, x):
+def _new_planned_op(config, x, given):
     xa = _arrays.wrap(x)
     if xa.dtype not in _arrays.DTYPE_TO_TYPE:
         return None
     lead, rows, width, ld = _api._rows("x", xa)
-    g = _geometry(config, tuple(lead), width, False)
-    if g["values"] is None or g["col_values"] is not None or g["amax"] or g["moe"] or \
-            _structure(config, width, False)["no_scales"]:
+    has_global_amax = given[_POINTERS.index("global_amax")] is not None
+    g = _geometry(config, tuple(lead), width, has_global_amax)
+    if g["values"] is None or g["col_values"] is not None or g["amax"]:
         return None
+    st = _structure(config, width, has_global_amax)
     attrs = _api._attributes({"gate_layout": "none", **_parse(config)})
     backend = _api.Backend.HOST if xa.device < 0 else _api.Backend.CUDA
     (shape, value_dtype), (elements, scale_dtype, _) = g["values"], g["scales"]
     out_ld = 2 * shape[-1] if value_dtype == "fp4x2" else shape[-1]  # FP4 pairs: ld in elements
+    pointers = _api._attributes({k: v for k, v in zip(_POINTERS, given) if v is not None})
     try:
         with _api._descriptor(attrs) as (desc, _), _arrays.device_guard("torch", xa.device):
+            experts = max(int(desc.get(_A.MOE_NUM_EXPERTS)), 1)
+            for attr, value in pointers.items():  # checked as the general path checks them
+                desc.set(attr, _api._pointer_value(attr, value, xa, experts, rows))
             h = _api.default_handle(backend, xa.device)
             plan = _api.Plan(h, desc, _api.TensorLayout(to_enum(DataType, xa.dtype), rows, width, ld),
                              _api.TensorLayout(g["out_type"], rows, g["cols"], out_ld))
     except (_api.FusedQuantError, TypeError, ValueError):
         return None
+    zeroed = (st["moe"], st["moe"] or st["no_scales"])
     return _PlannedOp(plan, (shape, _torch_dtype(value_dtype)), (elements, _torch_dtype(scale_dtype)),
-                      plan.workspace_size, x.device)
+                      plan.workspace_size, zeroed, x.device)
 
 
 # The functional operator, the one every call of the functional names makes, is registered with the dispatcher
@@ -322,9 +348,9 @@ def quantize_op(x, config, static_scale=None, scale_ub=None, row_prob=None, glob
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
     try:
-        planned = _planned_op(config, x) if given.count(None) == len(given) else None
+        planned = _planned_op(config, x, given)
         if planned is not None:
-            return _run_planned(planned, config, x)
+            return _run_planned(planned, config, x, given)
         pointers = dict(zip(_POINTERS, given))
         outs = _outputs(x, config, global_amax)
         _run(x, config, pointers, *outs)
@@ -365,23 +391,30 @@ class _Native:
         torch.ops.load_library(str(path))
         self.path, self._lib = path, ctypes.CDLL(str(path))
         i32, i64, p64, text = ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
-        self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, ctypes.c_void_p, i32, p64, text, i64,
-                                                text, i64, i64]
+        self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, p64, ctypes.POINTER(text),
+                                                ctypes.c_void_p, i32, p64, text, i64, text, i64, i64, i32, i32]
+        self._texts = lambda values: (text * len(values))(*values)
         self._lib.fq_torch_remember.restype = ctypes.c_int
         self._lib.fq_torch_forget_all.argtypes = []
         self._lib.fq_torch_fail.argtypes = [text]
         self._failure = threading.local()
         self._int64s = lambda values: (ctypes.c_int64 * max(len(values), 1))(*values)
 
-    def remember(self, config, x, planned):
-        """Hands planned's plan over to the C++ kernel as the plan of (config, x's geometry)."""
+    def remember(self, config, x, given, planned):
+        """Hands planned's plan over to the C++ kernel as the plan of (config, x's geometry, the pointer arguments
+        `given`: each one's address, dtype, elements and device, as _pointer_key)."""
         name = lambda dtype: str(dtype).removeprefix("torch.").encode()  # noqa: E731
         (shape, values_dtype), (elements, scale_dtype) = planned.values, planned.scales
+        pointers, pointer_dtypes = [], []
+        for t in given:
+            pointers += (0, 0, -2) if t is None else (t.data_ptr(), t.numel(), t.device.index if t.is_cuda else -1)
+            pointer_dtypes.append(b"" if t is None else name(t.dtype))
         plan = planned.plan
         status = self._lib.fq_torch_remember(
             config.encode(), x.device.index if x.is_cuda else -1, name(x.dtype), x.dim(), self._int64s(x.shape),
-            self._int64s(x.stride()), int(_core.ffi.cast("uintptr_t", plan.ptr)), len(shape), self._int64s(shape),
-            name(values_dtype), elements, name(scale_dtype), elements * scale_dtype.itemsize, planned.ws_size)
+            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes),
+            int(_core.ffi.cast("uintptr_t", plan.ptr)), len(shape), self._int64s(shape), name(values_dtype), elements,
+            name(scale_dtype), elements * scale_dtype.itemsize, planned.ws_size, *planned.zeroed)
         if status == 0:
             plan._finalizer.detach()  # the C++ kernel destroys it
 

@@ -171,6 +171,57 @@ def test_threads_calling_the_operator_while_the_cache_is_cleared_get_the_same_by
     assert failures == []
 
 
+def _pointer_problems(device):
+    """(config, x, pointer arguments) of the planned calls with pointer arguments: a static scale, a scale bound,
+    NVFP4's given global amax, MoE counts and offsets (zero-filled rows no expert owns), routing probabilities."""
+    f32 = dict(dtype=torch.float32, device=device)
+    i32 = dict(dtype=torch.int32, device=device)
+    silu = dict(activation="silu", gate_layout="split")
+    x = act(device, rows=12)
+    return [
+        (dict(scheme="per_tensor_static", **silu), x, dict(static_scale=torch.tensor([0.25], **f32))),
+        (dict(scheme="per_token", **silu), x, dict(scale_ub=torch.tensor([0.01], **f32))),
+        (dict(scheme="nvfp4", **silu), x, dict(global_amax=torch.tensor([40.0], **f32))),
+        (dict(moe_layout="masked", moe_num_experts=3, **silu), x.view(3, 4, 512),
+         dict(moe_counts=torch.tensor([4, 0, 3], **i32))),
+        (dict(moe_layout="contiguous", moe_num_experts=3, **silu), x,
+         dict(moe_offsets=torch.tensor([0, 5, 5, 12], **i32), row_prob=torch.linspace(0, 1, 12, **f32))),
+    ]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(5))
+def test_planned_calls_with_pointer_arguments_follow_the_tensors_they_are_given(device, case):
+    """A call with pointer arguments is planned with their addresses: repeated, it gives the general path's bytes
+    (zero-filled where the library writes nothing); with new values in the same tensors, the new values' bytes;
+    with other tensors, a new plan."""
+    attrs, x, pointers = _pointer_problems(device)[case]
+    config = torch_ops._config(attrs)
+
+    def general():
+        outs = torch_ops._outputs(x, config, pointers.get("global_amax"))
+        torch_ops._run(x, config, pointers, *outs)
+        return outs
+    made = []
+    new = torch_ops._new_planned_op
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch_ops, "_new_planned_op", lambda *a: made.append(1) or new(*a))
+        fq.clear_cache()
+        for _ in range(3):
+            got = torch.ops.fusedquant.quantize(x, config, **pointers)
+            assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
+        assert made == [1]
+        for t in pointers.values():  # new values at the same addresses: the same plan reads them
+            t.mul_(0.5) if t.dtype == torch.float32 else None
+        got = torch.ops.fusedquant.quantize(x, config, **pointers)
+        assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
+        assert made == [1]
+        pointers = {k: v.clone() for k, v in pointers.items()}  # other tensors: another plan
+        got = torch.ops.fusedquant.quantize(x, config, **pointers)
+        assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
+        assert made == [1, 1]
+
+
 def test_a_refused_call_raises_the_library_message_from_the_operator_and_its_error_from_the_functional_names():
     """The operator raises a RuntimeError with the library's message (from the C++ kernel, or the Python kernel's
     FusedQuantError, a RuntimeError); the functional names raise the FusedQuantError itself."""
