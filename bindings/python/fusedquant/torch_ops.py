@@ -576,27 +576,69 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
     for key, value in pointers.items():
         if value is not None and not isinstance(value, torch.Tensor):
             pointers[key] = _number(key, value, x)
+    has_amax = pointers.get("global_amax") is not None
+    if not torch.compiler.is_compiling():
+        call = _eager_call(x, activation, gate_layout, attributes, has_amax)
+        return call.present(_quantize_op(x, call.config, pointers), pointers)
     config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
                                               **attributes}.items())))
-    values, scales, col_values, col_scales, amax = _quantize_op(x, config, pointers)
-    has_amax, width, lead = pointers.get("global_amax") is not None, _static(x.shape[-1]), tuple(x.shape[:-1])
-    st = _structure(config, width, has_amax)
-    views = (_views if torch.compiler.is_compiling() else _eager_views)(config, lead, width, has_amax)
-    result = ()
-    if st["values"] is not None:
-        result = _present(values, scales, "scales", st, views["scales"], pointers.get("static_scale"))
-    if st["col_values"] is not None:
-        result = (*(result or (None, None)),
-                  *_present(col_values, col_scales, "col_scales", st, views["col_scales"], None))
-    if st["nvfp4"]:
-        result = (*result, amax if st["amax"] else pointers["global_amax"])
-    return result
+    width = _static(x.shape[-1])
+    call = _FunctionalCall(config, _structure(config, width, has_amax),
+                           _views(config, tuple(x.shape[:-1]), width, has_amax))
+    return call.present(torch.ops.fusedquant.quantize(x, config, **pointers), pointers)
+
+
+class _FunctionalCall:
+    """What a functional call returns from the operator's outputs, for its config, x's shape and whether a global
+    amax is given: the structure (_structure) and the scale views (_views)."""
+    __slots__ = ("config", "st", "views")
+
+    def __init__(self, config, st, views):
+        self.config, self.st, self.views = config, st, views
+
+    def present(self, outputs, pointers):
+        values, scales, col_values, col_scales, amax = outputs
+        st, views = self.st, self.views
+        result = ()
+        if st["values"] is not None:
+            result = _present(values, scales, "scales", st, views["scales"], pointers.get("static_scale"))
+        if st["col_values"] is not None:
+            result = (*(result or (None, None)),
+                      *_present(col_values, col_scales, "col_scales", st, views["col_scales"], None))
+        if st["nvfp4"]:
+            result = (*result, amax if st["amax"] else pointers["global_amax"])
+        return result
+
+
+_EAGER_CALLS = {}  # (activation, gate_layout, keyword items, global amax given, x's shape) -> _FunctionalCall
+_api.on_clear_cache(_EAGER_CALLS.clear)
+
+
+def _eager_call(x, activation, gate_layout, attributes, has_amax):
+    """The _FunctionalCall of an eager call, kept by its keywords (in the caller's order) and x's shape."""
+    key = (activation, gate_layout, tuple(attributes.items()), has_amax, x.shape)
+    try:
+        return _EAGER_CALLS[key]
+    except KeyError:
+        pass
+    except TypeError:  # a keyword value that does not hash
+        key = None
+    config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
+                                              **attributes}.items())))
+    width = _static(x.shape[-1])
+    call = _FunctionalCall(config, _structure(config, width, has_amax),
+                           _eager_views(config, tuple(x.shape[:-1]), width, has_amax))
+    if key is not None:
+        if len(_EAGER_CALLS) >= 4096:
+            _EAGER_CALLS.clear()
+        _EAGER_CALLS[key] = call
+    return call
 
 
 def _quantize_op(x, config, pointers):
-    """torch.ops.fusedquant.quantize; where its C++ kernel reports the Python kernel's error as a RuntimeError, that
-    error itself (a FusedQuantError, ValueError, ...), as the Python kernel raises it."""
-    if _NATIVE is None or torch.compiler.is_compiling():
+    """torch.ops.fusedquant.quantize (eager); where its C++ kernel reports the Python kernel's error as a
+    RuntimeError, that error itself (a FusedQuantError, ValueError, ...), as the Python kernel raises it."""
+    if _NATIVE is None:
         return torch.ops.fusedquant.quantize(x, config, **pointers)
     try:
         return torch.ops.fusedquant.quantize(x, config, **pointers)
