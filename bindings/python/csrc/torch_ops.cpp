@@ -7,6 +7,7 @@
 // library's error.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -81,11 +82,13 @@ struct Planned {
     std::shared_ptr<const std::array<Tensor, 3>> unwritten;
 };
 
-class PlanCache {
+// A bounded map, least recently used entries dropped first, safe to share between threads.
+template <class Value>
+class Lru {
 public:
-    static constexpr size_t kCapacity = 1024;
+    explicit Lru(size_t capacity) : capacity_(capacity) {}
 
-    std::optional<Planned> find(const Key& key) {
+    std::optional<Value> find(const Key& key) {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = index_.find(key);
         if (it == index_.end()) return std::nullopt;
@@ -93,16 +96,16 @@ public:
         return it->second->second;
     }
 
-    void insert(Key key, Planned planned) {
+    void insert(Key key, Value value) {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = index_.find(key);
         if (it != index_.end()) {
             order_.erase(it->second);
             index_.erase(it);
         }
-        order_.emplace_front(std::move(key), std::move(planned));
+        order_.emplace_front(std::move(key), std::move(value));
         index_.emplace(order_.front().first, order_.begin());
-        if (order_.size() > kCapacity) {
+        if (order_.size() > capacity_) {
             index_.erase(order_.back().first);
             order_.pop_back();
         }
@@ -115,15 +118,50 @@ public:
     }
 
 private:
+    const size_t capacity_;
     std::mutex mutex_;
-    std::list<std::pair<Key, Planned>> order_;  // most recent first
-    std::unordered_map<Key, std::list<std::pair<Key, Planned>>::iterator, KeyHash> index_;
+    std::list<std::pair<Key, Value>> order_;  // most recent first
+    std::unordered_map<Key, typename std::list<std::pair<Key, Value>>::iterator, KeyHash> index_;
+};
+
+// What a call's plan depends on besides its rows and row stride (a family of plans, one per geometry): the
+// descriptor (pointer attributes set), the types and the outputs' columns, dtypes and zero-filling. With it a
+// call of a new token count is planned here, without Python.
+struct Family {
+    std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> desc;
+    int32_t in_type, out_type;  // fqDataType
+    int64_t cols;               // output columns (elements of out_type)
+    int64_t values_last;        // the values tensor's last size (cols, or cols / 2 FP4 pairs)
+    ScalarType values_dtype, scale_dtype;
+    int64_t scale_element_bytes;
+    bool zero_values, zero_scales;
+    std::shared_ptr<const std::array<Tensor, 3>> unwritten;
 };
 
 // Never destroyed: plans outlive the process's static destructors (and torch's) without an order to keep.
-PlanCache& cache() {
-    static PlanCache* c = new PlanCache;
+Lru<Planned>& cache() {
+    static auto* c = new Lru<Planned>(1024);
     return *c;
+}
+Lru<std::shared_ptr<const Family>>& families() {
+    static auto* c = new Lru<std::shared_ptr<const Family>>(256);
+    return *c;
+}
+
+// The family key of a call's key: its geometry reduced to the row width.
+Key family_key(const Key& key) {
+    return Key{key.config, key.device_index, key.dtype, {key.sizes.empty() ? 0 : key.sizes.back()}, {}, key.pointers};
+}
+
+// One handle per backend and device, for the plans made here (never destroyed, as the plans).
+fqHandle_t handle_for(int32_t device_index) {
+    static std::mutex mutex;
+    static auto* handles = new std::unordered_map<int32_t, fqHandle_t>;
+    std::lock_guard<std::mutex> lock(mutex);
+    fqHandle_t& h = (*handles)[device_index];
+    const int32_t backend = device_index < 0 ? FQ_BACKEND_HOST : FQ_BACKEND_CUDA;
+    if (h == nullptr && fqCreate(&h, backend, device_index) != FQ_STATUS_SUCCESS) h = nullptr;
+    return h;
 }
 
 int32_t device_of(const Tensor& t) { return t.is_cuda() ? int32_t(t.get_device_index()) : -1; }
@@ -159,6 +197,78 @@ std::optional<ScalarType> dtype_of(const char* name) {
     for (const auto& [n, t] : kNames)
         if (std::strcmp(n, name) == 0) return t;
     return std::nullopt;
+}
+
+// ---- A new geometry of a known family ------------------------------------------------------------------------
+
+// x's rows as fusedquant's Python layer folds them (_api._rows): the leading sizes, their product and the row
+// stride in elements; nothing where they do not fold (the general path gives the error).
+struct Rows {
+    std::vector<int64_t> lead;
+    int64_t rows, ld;
+};
+std::optional<Rows> rows_of(const Tensor& x) {
+    const auto sizes = x.sizes(), strides = x.strides();
+    const size_t n = sizes.size();
+    if (n == 0) return std::nullopt;
+    Rows r{std::vector<int64_t>(sizes.begin(), sizes.end() - 1), 1, 0};
+    const int64_t width = sizes[n - 1];
+    bool empty = width == 0;
+    for (int64_t v : r.lead) r.rows *= v, empty |= v == 0;
+    if (empty) {
+        r.ld = std::max<int64_t>(width, 1);
+        return r;
+    }
+    if (strides[n - 1] != 1 && width > 1) return std::nullopt;
+    int64_t stride = -1, inner_size = 0, inner_stride = 0;
+    for (size_t i = n - 1; i-- > 0;) {  // the leading axes of size > 1, innermost first
+        if (sizes[i] == 1) continue;
+        if (stride < 0) stride = strides[i];
+        else if (strides[i] != inner_stride * inner_size) return std::nullopt;
+        inner_size = sizes[i], inner_stride = strides[i];
+    }
+    if (stride < 0) stride = width;
+    if (stride < width) return std::nullopt;
+    r.ld = stride;
+    return r;
+}
+
+// The plan of a family's call on x's geometry (the call's key: `key`), made here. Of the pointer arguments only
+// the routing probabilities are read per row: fewer of them than rows goes to the general path's error.
+constexpr int kRowProb = 2;  // its index among the pointer arguments
+
+std::optional<Planned> plan_for(const Family& f, const Tensor& x, const Key& key) {
+    const std::optional<Rows> r = rows_of(x);
+    if (!r) return std::nullopt;
+    const int64_t* row_prob = &key.pointers[4 * kRowProb];
+    if (row_prob[3] != -2 && row_prob[2] < r->rows) return std::nullopt;
+    const int32_t device = device_of(x);
+    const fqHandle_t h = handle_for(device);
+    if (h == nullptr) return std::nullopt;
+    fqTensorLayout_t in = nullptr, out = nullptr;
+    fqPlan_t plan = nullptr;
+    fqStatus_t s = fqTensorLayoutCreate(&in, f.in_type, r->rows, x.sizes().back(), r->ld);
+    if (s == FQ_STATUS_SUCCESS) s = fqTensorLayoutCreate(&out, f.out_type, r->rows, f.cols, f.cols);
+    if (s == FQ_STATUS_SUCCESS) {
+        std::optional<torch::stable::accelerator::DeviceGuard> guard;  // a CUDA plan checks its device is current
+        if (device >= 0) guard.emplace(static_cast<torch::stable::accelerator::DeviceIndex>(device));
+        s = fqPlanCreate(&plan, h, f.desc.get(), in, out);
+    }
+    fqTensorLayoutDestroy(in);
+    fqTensorLayoutDestroy(out);
+    if (s != FQ_STATUS_SUCCESS) return std::nullopt;
+    PlanRef ref(plan, fqPlanDestroy);
+    int64_t scale_bytes = 0, workspace = 0;
+    auto get = [&](int32_t attr, int64_t* value) {
+        return fqPlanGetAttribute(plan, attr, value, sizeof *value, nullptr) == FQ_STATUS_SUCCESS;
+    };
+    if (!get(FQ_PLAN_SCALE_BUFFER_SIZE, &scale_bytes) || !get(FQ_PLAN_WORKSPACE_SIZE, &workspace))
+        return std::nullopt;
+    std::vector<int64_t> values_shape = r->lead;
+    values_shape.push_back(f.values_last);
+    const int64_t elements = std::max<int64_t>((scale_bytes + f.scale_element_bytes - 1) / f.scale_element_bytes, 1);
+    return Planned{std::move(ref), std::move(values_shape), f.values_dtype, elements, f.scale_dtype,
+                   size_t(scale_bytes), workspace, f.zero_values, f.zero_scales, f.unwritten};
 }
 
 // ---- One planned call ----------------------------------------------------------------------------------------
@@ -237,9 +347,15 @@ Outputs quantize(Tensor x, std::string config, std::optional<Tensor> static_scal
                  std::optional<Tensor> moe_counts) {
     const std::optional<Tensor> given[kPointers] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets,
                                                     moe_counts};
-    if (const std::optional<Key> key = key_of(config, x, given))
-        if (const std::optional<Planned> planned = cache().find(*key))
+    if (std::optional<Key> key = key_of(config, x, given)) {
+        std::optional<Planned> planned = cache().find(*key);
+        if (!planned) {  // a new geometry: planned here where its family is known
+            if (const auto family = families().find(family_key(*key)))
+                if ((planned = plan_for(**family, x, *key))) cache().insert(std::move(*key), *planned);
+        }
+        if (planned)
             if (std::optional<Outputs> out = run_planned(*planned, x)) return *out;
+    }
     return call_general(x, config, given);
 }
 
@@ -251,19 +367,22 @@ STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) { m.impl("quantize", TORCH_BOX(&f
 // ---- What the Python layer calls (ctypes) ----------------------------------------------------------------------
 extern "C" {
 
-// Takes over `plan` (a fqPlan_t the caller no longer destroys) as the planned call of `config` on an input of
+// Takes over `plan` and `desc` (which the caller no longer destroys) as the planned call of `config` on an input of
 // `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory), with
 // the pointer arguments `pointers` (address, elements, device index; -2: absent) of `pointer_dtypes` (names, ""
-// when absent), and its outputs' shapes, dtypes and zero-filling. Returns 0, or -1 for a dtype name it does not
-// know (the plan stays the caller's).
+// when absent), and its outputs' shapes, dtypes and zero-filling; `desc` (the plan's descriptor, pointer
+// attributes set), the fqDataTypes of input and output, the output's columns and the scale storage's element
+// bytes make the family that plans other geometries of the call here. Returns 0, or -1 for a dtype name it does
+// not know (both stay the caller's).
 __attribute__((visibility("default"))) int fq_torch_remember(
     const char* config, int32_t device_index, const char* in_dtype, int32_t ndim, const int64_t* sizes,
-    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, void* plan,
-    int32_t values_ndim, const int64_t* values_shape, const char* values_dtype, int64_t scale_elements,
-    const char* scale_dtype, int64_t scale_bytes, int64_t workspace, int32_t zero_values, int32_t zero_scales) {
+    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, void* plan, void* desc,
+    int32_t in_type, int32_t out_type, int64_t cols, int32_t values_ndim, const int64_t* values_shape,
+    const char* values_dtype, int64_t scale_elements, const char* scale_dtype, int64_t scale_element_bytes,
+    int64_t scale_bytes, int64_t workspace, int32_t zero_values, int32_t zero_scales) {
     using fq_torch::dtype_of;
     const auto in = dtype_of(in_dtype), out = dtype_of(values_dtype), sc = dtype_of(scale_dtype);
-    if (!in || !out || !sc) return -1;
+    if (!in || !out || !sc || values_ndim < 1) return -1;
     fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
                       std::vector<int64_t>(strides, strides + ndim), {}};
     for (int i = 0; i < fq_torch::kPointers; ++i) {
@@ -277,10 +396,15 @@ __attribute__((visibility("default"))) int fq_torch_remember(
         if (!t) return -1;
         k[0] = p[0], k[1] = int64_t(*t), k[2] = p[1], k[3] = p[2];
     }
+    const auto unwritten = fq_torch::unwritten_outputs(device_index);
+    auto family = std::make_shared<const fq_torch::Family>(fq_torch::Family{
+        {static_cast<fqQuantDesc_t>(desc), fqQuantDescDestroy}, in_type, out_type, cols, values_shape[values_ndim - 1],
+        *out, *sc, scale_element_bytes, zero_values != 0, zero_scales != 0, unwritten});
+    fq_torch::families().insert(fq_torch::family_key(key), std::move(family));
     fq_torch::Planned planned{fq_torch::PlanRef(static_cast<fqPlan_t>(plan), fqPlanDestroy),
                               std::vector<int64_t>(values_shape, values_shape + values_ndim),
                               *out, scale_elements, *sc, size_t(scale_bytes), workspace,
-                              zero_values != 0, zero_scales != 0, fq_torch::unwritten_outputs(device_index)};
+                              zero_values != 0, zero_scales != 0, unwritten};
     fq_torch::cache().insert(std::move(key), std::move(planned));
     return 0;
 }
@@ -288,7 +412,10 @@ __attribute__((visibility("default"))) int fq_torch_remember(
 // The Python kernel's error message on this thread, for the RuntimeError the operator raises.
 __attribute__((visibility("default"))) void fq_torch_fail(const char* message) { fq_torch::general_error = message; }
 
-// Destroys every plan taken over (fusedquant.clear_cache()).
-__attribute__((visibility("default"))) void fq_torch_forget_all(void) { fq_torch::cache().clear(); }
+// Destroys every plan and descriptor taken over (fusedquant.clear_cache()).
+__attribute__((visibility("default"))) void fq_torch_forget_all(void) {
+    fq_torch::cache().clear();
+    fq_torch::families().clear();
+}
 
 }  // extern "C"

@@ -8,6 +8,7 @@ own queries, so torch.compile(fullgraph=True) traces through them and CUDA graph
 The general operators keep the C semantics (an activation without a gate layout is the plain activation); the
 functional names below are the documented entry points and follow the scheme (README.md).
 """
+import contextlib
 import functools
 import math
 import operator
@@ -254,10 +255,11 @@ class _PlannedOp:
     PER_TENSOR_STATIC's scale slot, as _outputs), the plan it runs (fusedquant's torch_run) and the empty tensors it
     returns for the outputs it does not write (columnwise values and scales, global amax): the same ones every call,
     since an empty tensor holds nothing to overwrite and each new one costs a dispatcher call."""
-    __slots__ = ("plan", "values", "scales", "ws_size", "zeroed", "unwritten")
+    __slots__ = ("plan", "values", "scales", "ws_size", "zeroed", "unwritten", "family")
 
-    def __init__(self, plan, values, scales, ws_size, zeroed, device):
+    def __init__(self, plan, values, scales, ws_size, zeroed, device, family=None):
         self.plan, self.values, self.scales, self.ws_size, self.zeroed = plan, values, scales, ws_size, zeroed
+        self.family = family  # for the C++ kernel: (descriptor it takes over, input / output DataType, columns)
         self.unwritten = (torch.empty(0, dtype=torch.uint8, device=device),
                           torch.empty(0, dtype=torch.uint8, device=device),
                           torch.empty(0, dtype=torch.float32, device=device))
@@ -317,19 +319,24 @@ def _new_planned_op(config, x, given):
     (shape, value_dtype), (elements, scale_dtype, _) = g["values"], g["scales"]
     out_ld = 2 * shape[-1] if value_dtype == "fp4x2" else shape[-1]  # FP4 pairs: ld in elements
     pointers = _api._attributes({k: v for k, v in zip(_POINTERS, given) if v is not None})
+    in_type = to_enum(DataType, xa.dtype)
+    # The C++ kernel takes over a descriptor of its own (it plans the call's other geometries with it).
+    descriptor = contextlib.nullcontext((_api._new_desc(attrs), None)) if _NATIVE is not None else \
+        _api._descriptor(attrs)
     try:
-        with _api._descriptor(attrs) as (desc, _), _arrays.device_guard("torch", xa.device):
+        with descriptor as (desc, _), _arrays.device_guard("torch", xa.device):
             experts = max(int(desc.get(_A.MOE_NUM_EXPERTS)), 1)
             for attr, value in pointers.items():  # checked as the general path checks them
                 desc.set(attr, _api._pointer_value(attr, value, xa, experts, rows))
             h = _api.default_handle(backend, xa.device)
-            plan = _api.Plan(h, desc, _api.TensorLayout(to_enum(DataType, xa.dtype), rows, width, ld),
+            plan = _api.Plan(h, desc, _api.TensorLayout(in_type, rows, width, ld),
                              _api.TensorLayout(g["out_type"], rows, g["cols"], out_ld))
     except (_api.FusedQuantError, TypeError, ValueError):
         return None
     zeroed = (st["moe"], st["moe"] or st["no_scales"])
+    family = (desc, int(in_type), int(g["out_type"]), g["cols"]) if _NATIVE is not None else None
     return _PlannedOp(plan, (shape, _torch_dtype(value_dtype)), (elements, _torch_dtype(scale_dtype)),
-                      plan.workspace_size, zeroed, x.device)
+                      plan.workspace_size, zeroed, x.device, family)
 
 
 # The functional operator, the one every call of the functional names makes, is registered with the dispatcher
@@ -392,7 +399,8 @@ class _Native:
         self.path, self._lib = path, ctypes.CDLL(str(path))
         i32, i64, p64, text = ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
         self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, p64, ctypes.POINTER(text),
-                                                ctypes.c_void_p, i32, p64, text, i64, text, i64, i64, i32, i32]
+                                                ctypes.c_void_p, ctypes.c_void_p, i32, i32, i64, i32, p64, text, i64,
+                                                text, i64, i64, i64, i32, i32]
         self._texts = lambda values: (text * len(values))(*values)
         self._lib.fq_torch_remember.restype = ctypes.c_int
         self._lib.fq_torch_forget_all.argtypes = []
@@ -409,14 +417,17 @@ class _Native:
         for t in given:
             pointers += (0, 0, -2) if t is None else (t.data_ptr(), t.numel(), t.device.index if t.is_cuda else -1)
             pointer_dtypes.append(b"" if t is None else name(t.dtype))
-        plan = planned.plan
+        plan, (desc, in_type, out_type, cols) = planned.plan, planned.family
+        address = lambda obj: int(_core.ffi.cast("uintptr_t", obj.ptr))  # noqa: E731
         status = self._lib.fq_torch_remember(
             config.encode(), x.device.index if x.is_cuda else -1, name(x.dtype), x.dim(), self._int64s(x.shape),
-            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes),
-            int(_core.ffi.cast("uintptr_t", plan.ptr)), len(shape), self._int64s(shape), name(values_dtype), elements,
-            name(scale_dtype), elements * scale_dtype.itemsize, planned.ws_size, *planned.zeroed)
-        if status == 0:
-            plan._finalizer.detach()  # the C++ kernel destroys it
+            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes), address(plan),
+            address(desc), in_type, out_type, cols, len(shape), self._int64s(shape), name(values_dtype), elements,
+            name(scale_dtype), scale_dtype.itemsize, elements * scale_dtype.itemsize, planned.ws_size,
+            *planned.zeroed)
+        if status == 0:  # the C++ kernel destroys them
+            plan._finalizer.detach()
+            desc._finalizer.detach()
 
     def forget_all(self):
         self._lib.fq_torch_forget_all()

@@ -141,8 +141,19 @@ def test_the_cpp_kernel_is_used_where_the_build_made_it():
         assert made == [1]
         torch.ops.fusedquant.quantize(x.clone(), config)  # a new tensor of the same geometry: the same plan
         assert made == [1]
-        torch.ops.fusedquant.quantize(x[:2], config)  # another geometry
-        assert made == [1, 1]
+        for rows in (0, 1, 2, 17):  # other token counts: planned by the C++ kernel from the first call's family
+            y = act("cpu", rows=rows, seed=rows)
+            got, want = torch.ops.fusedquant.quantize(y, config), torch_ops._outputs(y, config, None)
+            torch_ops._run(y, config, {}, *want)
+            for g, w in zip(got, want):  # no rows: nothing is written, only the sizes compare
+                assert same_bytes(storage(g), storage(w)) if rows else storage(g).numel() == storage(w).numel()
+        assert made == [1]
+        strided = act("cpu", rows=6).view(2, 3, 512)[:, ::2]  # leading axes that do not fold: the general path
+        with pytest.raises(RuntimeError, match="do not fold"):
+            torch.ops.fusedquant.quantize(strided, config)
+        made.clear()
+        torch.ops.fusedquant.quantize(x, config + ";scale_rounding=pow2_ceil")  # another configuration
+        assert made == [1]
     assert all(same_bytes(g, w) for g, w in zip(again, first))
 
 
@@ -211,15 +222,26 @@ def test_planned_calls_with_pointer_arguments_follow_the_tensors_they_are_given(
             got = torch.ops.fusedquant.quantize(x, config, **pointers)
             assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
         assert made == [1]
+        more = act(device, rows=24, seed=1).view(*x.shape[:-2], -1, 512)  # more rows, the same pointer tensors
+        if "row_prob" in pointers:  # 12 probabilities for 24 rows: refused as the general path refuses it
+            with pytest.raises(RuntimeError, match="row_prob: 12 values"):
+                torch.ops.fusedquant.quantize(more, config, **pointers)
+        else:
+            want = torch_ops._outputs(more, config, pointers.get("global_amax"))
+            torch_ops._run(more, config, pointers, *want)
+            got = torch.ops.fusedquant.quantize(more, config, **pointers)
+            assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, want))
+        made.clear()
+        torch.ops.fusedquant.quantize(x, config, **pointers)
         for t in pointers.values():  # new values at the same addresses: the same plan reads them
             t.mul_(0.5) if t.dtype == torch.float32 else None
         got = torch.ops.fusedquant.quantize(x, config, **pointers)
         assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
-        assert made == [1]
+        assert made == []
         pointers = {k: v.clone() for k, v in pointers.items()}  # other tensors: another plan
         got = torch.ops.fusedquant.quantize(x, config, **pointers)
         assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
-        assert made == [1, 1]
+        assert made == [1]
 
 
 def test_a_refused_call_raises_the_library_message_from_the_operator_and_its_error_from_the_functional_names():
