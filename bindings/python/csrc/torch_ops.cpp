@@ -1,18 +1,19 @@
 // The C++ kernel of torch.ops.fusedquant.quantize for CPU and CUDA tensors, on PyTorch's stable ABI (one build
 // serves torch 2.10 and later). A call whose configuration, input geometry and pointer arguments (their tensors'
 // addresses) the Python layer has planned (fusedquant/torch_ops.py hands the plan over with fq_torch_remember)
-// runs as one fqPlanExecute into new outputs, without Python; every other call (the first of its key, a
-// columnwise output, NVFP4's amax computed on the device, an execution the library refuses) goes to the Python
-// kernel, fusedquant::quantize_general, through the dispatcher, which gives the same outputs or raises the
-// library's error.
+// runs as one fqPlanExecute into new outputs, without Python; a call of the same configuration and pointer
+// arguments on a new geometry (another token count) is planned here, from the descriptor handed over with the
+// first plan. Every other call (the first of its family, a columnwise output, NVFP4's amax computed on the
+// device, an execution the library refuses) goes to the Python kernel, fusedquant::quantize_general, through the
+// dispatcher, which gives the same outputs or raises the library's error.
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include <torch/csrc/stable/accelerator.h>
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
@@ -35,7 +37,7 @@ using torch::headeronly::ScalarType;
 using torch::stable::Tensor;
 using Outputs = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
 
-// ---- The planned calls: an LRU of plans keyed by the call's configuration and input geometry ----------------
+// ---- The planned calls: LRUs of plans, keyed by configuration, input geometry and pointer arguments ---------
 
 // The pointer arguments (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts), in the schema's
 // order: a plan holds their addresses, so a call matches it only with the same tensors' memory.
@@ -289,8 +291,14 @@ void* current_cuda_stream(int32_t device_index) {
 // The outputs of `planned` on x, or nothing where the library refuses the execution (the general path then
 // raises its error) or the stream cannot be read.
 std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
+    using torch::stable::accelerator::DeviceGuard;
     void* stream = nullptr;
-    if (x.is_cuda() && (stream = current_cuda_stream(x.get_device_index())) == nullptr) return std::nullopt;
+    std::optional<DeviceGuard> guard;  // x's device current, as torch's own CUDA kernels make it
+    if (x.is_cuda()) {
+        const auto device = x.get_device_index();
+        if (torch::stable::accelerator::getCurrentDeviceIndex() != device) guard.emplace(device);
+        if ((stream = current_cuda_stream(device)) == nullptr) return std::nullopt;
+    }
     const auto device = x.device();
     auto empty = [&](std::vector<int64_t> shape, ScalarType dtype) {
         return torch::stable::empty(shape, dtype, std::nullopt, device);
