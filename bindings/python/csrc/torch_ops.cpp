@@ -50,9 +50,11 @@ struct Key {
     std::vector<int64_t> sizes, strides;
     // Per pointer argument: address, ScalarType, elements, device index (-1: host; -2: absent).
     std::array<int64_t, 4 * kPointers> pointers;
+    // The out= form's buffers (outputs_of); empty for the functional operator.
+    std::vector<int64_t> outputs = {};
     bool operator==(const Key& o) const {
         return device_index == o.device_index && dtype == o.dtype && sizes == o.sizes && strides == o.strides &&
-               pointers == o.pointers && config == o.config;
+               pointers == o.pointers && outputs == o.outputs && config == o.config;
     }
 };
 
@@ -62,6 +64,7 @@ struct KeyHash {
         for (int64_t v : k.sizes) h = h * 1000003u ^ size_t(v);
         for (int64_t v : k.strides) h = h * 1000003u ^ size_t(v);
         for (int64_t v : k.pointers) h = h * 1000003u ^ size_t(v);
+        for (int64_t v : k.outputs) h = h * 1000003u ^ size_t(v);
         return h;
     }
 };
@@ -187,6 +190,22 @@ std::optional<Key> key_of(const std::string& config, const Tensor& x, const std:
     return key;
 }
 
+// The out= form's part of a key: the values buffer's sizes, strides, dtype and device, and the scale buffer's
+// bytes, dtype and device (its address may change from call to call, not its geometry).
+std::vector<int64_t> outputs_key(int32_t ndim, const int64_t* sizes, const int64_t* strides, ScalarType out_dtype,
+                                 int32_t out_device, int64_t scale_bytes, ScalarType scale_dtype,
+                                 int32_t scale_device) {
+    std::vector<int64_t> k(sizes, sizes + ndim);
+    k.insert(k.end(), strides, strides + ndim);
+    k.insert(k.end(), {int64_t(ndim), int64_t(out_dtype), out_device, scale_bytes, int64_t(scale_dtype), scale_device});
+    return k;
+}
+std::vector<int64_t> outputs_of(const Tensor& out, const Tensor& scales) {
+    return outputs_key(int32_t(out.sizes().size()), out.sizes().data(), out.strides().data(), out.scalar_type(),
+                       device_of(out), int64_t(scales.numel() * scales.element_size()), scales.scalar_type(),
+                       device_of(scales));
+}
+
 // The dtype names fusedquant/torch_ops.py passes (torch's, without "torch.").
 std::optional<ScalarType> dtype_of(const char* name) {
     static const std::pair<const char*, ScalarType> kNames[] = {
@@ -288,31 +307,34 @@ void* current_cuda_stream(int32_t device_index) {
     return stream;
 }
 
-// The outputs of `planned` on x, or nothing where the library refuses the execution (the general path then
-// raises its error) or the stream cannot be read.
-std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
+// One execution of `planned` on x into `values` and `scales` (of `scale_bytes`), on x's device and current stream
+// (x's device made current, as torch's own CUDA kernels make it); false where the library refuses it (the general
+// path then raises its error) or the stream cannot be read.
+bool execute(const Planned& planned, const Tensor& x, const Tensor& values, const Tensor& scales, size_t scale_bytes) {
     using torch::stable::accelerator::DeviceGuard;
     void* stream = nullptr;
-    std::optional<DeviceGuard> guard;  // x's device current, as torch's own CUDA kernels make it
+    std::optional<DeviceGuard> guard;
     if (x.is_cuda()) {
         const auto device = x.get_device_index();
         if (torch::stable::accelerator::getCurrentDeviceIndex() != device) guard.emplace(device);
-        if ((stream = current_cuda_stream(device)) == nullptr) return std::nullopt;
+        if ((stream = current_cuda_stream(device)) == nullptr) return false;
     }
+    std::optional<Tensor> workspace;
+    if (planned.workspace > 0)
+        workspace = torch::stable::empty({planned.workspace}, ScalarType::Byte, std::nullopt, x.device());
+    return fqPlanExecute(planned.plan.get(), x.data_ptr(), values.data_ptr(), scales.data_ptr(), scale_bytes,
+                         workspace ? workspace->data_ptr() : nullptr, size_t(planned.workspace),
+                         static_cast<fqStream_t>(stream)) == FQ_STATUS_SUCCESS;
+}
+
+// The outputs of `planned` on x, new, or nothing where execute refuses.
+std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
     const auto device = x.device();
-    auto empty = [&](std::vector<int64_t> shape, ScalarType dtype) {
-        return torch::stable::empty(shape, dtype, std::nullopt, device);
-    };
-    Tensor values = empty(planned.values_shape, planned.values_dtype);
-    Tensor scales = empty({planned.scale_elements}, planned.scale_dtype);
+    Tensor values = torch::stable::empty(planned.values_shape, planned.values_dtype, std::nullopt, device);
+    Tensor scales = torch::stable::empty({planned.scale_elements}, planned.scale_dtype, std::nullopt, device);
     if (planned.zero_values) torch::stable::zero_(values);
     if (planned.zero_scales) torch::stable::zero_(scales);
-    std::optional<Tensor> workspace;
-    if (planned.workspace > 0) workspace = empty({planned.workspace}, ScalarType::Byte);
-    const fqStatus_t status = fqPlanExecute(
-        planned.plan.get(), x.data_ptr(), values.data_ptr(), scales.data_ptr(), planned.scale_bytes,
-        workspace ? workspace->data_ptr() : nullptr, size_t(planned.workspace), static_cast<fqStream_t>(stream));
-    if (status != FQ_STATUS_SUCCESS) return std::nullopt;
+    if (!execute(planned, x, values, scales, planned.scale_bytes)) return std::nullopt;
     const auto& [col_values, col_scales, amax] = *planned.unwritten;
     return Outputs{values, scales, col_values, col_scales, amax};
 }
@@ -335,17 +357,20 @@ std::shared_ptr<const std::array<Tensor, 3>> unwritten_outputs(int32_t device_in
 // the dispatcher's C interface returns only a failure code.
 thread_local std::string general_error;
 
-// fusedquant::quantize_general (the Python kernel) with the same arguments; its error as a RuntimeError with
-// its message (fusedquant's functional names raise the FusedQuantError itself).
-Outputs call_general(const Tensor& x, const std::string& config, const std::optional<Tensor> (&given)[kPointers]) {
-    StableIValue stack[8];
-    stack[0] = torch::stable::detail::from(x);
-    stack[1] = torch::stable::detail::from(config);
-    for (int i = 0; i < kPointers; ++i) stack[2 + i] = torch::stable::detail::from(given[i]);
+// A Python kernel (`op`: fusedquant::quantize_general, quantize_out_general) on the boxed arguments `stack`;
+// its error as a RuntimeError with its message (fusedquant's functional names raise the FusedQuantError itself).
+void call_python(const char* op, StableIValue* stack) {
     general_error.clear();
-    if (torch_call_dispatcher("fusedquant::quantize_general", "", stack, TORCH_ABI_VERSION) != AOTI_TORCH_SUCCESS)
-        throw std::runtime_error(general_error.empty() ? "fusedquant::quantize_general failed" : general_error);
-    using torch::stable::detail::to;
+    if (torch_call_dispatcher(op, "", stack, TORCH_ABI_VERSION) != AOTI_TORCH_SUCCESS)
+        throw std::runtime_error(general_error.empty() ? std::string(op) + " failed" : general_error);
+}
+
+// fusedquant::quantize_general with the same arguments.
+Outputs call_general(const Tensor& x, const std::string& config, const std::optional<Tensor> (&given)[kPointers]) {
+    using torch::stable::detail::from, torch::stable::detail::to;
+    StableIValue stack[2 + kPointers] = {from(x), from(config)};
+    for (int i = 0; i < kPointers; ++i) stack[2 + i] = from(given[i]);
+    call_python("fusedquant::quantize_general", stack);
     return Outputs{to<Tensor>(stack[0]), to<Tensor>(stack[1]), to<Tensor>(stack[2]), to<Tensor>(stack[3]),
                    to<Tensor>(stack[4])};
 }
@@ -367,10 +392,36 @@ Outputs quantize(Tensor x, std::string config, std::optional<Tensor> static_scal
     return call_general(x, config, given);
 }
 
+// The out= form: a planned call (rowwise buffers alone) writes the caller's buffers; others go to its Python kernel.
+void quantize_out(Tensor x, std::string config, std::optional<Tensor> out, std::optional<Tensor> scales,
+                  std::optional<Tensor> col_out, std::optional<Tensor> col_scales, std::optional<Tensor> static_scale,
+                  std::optional<Tensor> scale_ub, std::optional<Tensor> row_prob, std::optional<Tensor> global_amax,
+                  std::optional<Tensor> moe_offsets, std::optional<Tensor> moe_counts) {
+    const std::optional<Tensor> given[kPointers] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets,
+                                                    moe_counts};
+    if (out && scales && !col_out && !col_scales)
+        if (std::optional<Key> key = key_of(config, x, given)) {
+            key->outputs = outputs_of(*out, *scales);
+            if (const std::optional<Planned> planned = cache().find(*key))
+                if (execute(*planned, x, *out, *scales, size_t(scales->numel() * scales->element_size()))) return;
+        }
+    using torch::stable::detail::from;
+    StableIValue stack[6 + kPointers] = {from(x), from(config), from(out), from(scales), from(col_out),
+                                         from(col_scales)};
+    for (int i = 0; i < kPointers; ++i) stack[6 + i] = from(given[i]);
+    call_python("fusedquant::quantize_out_general", stack);
+}
+
 }  // namespace fq_torch
 
-STABLE_TORCH_LIBRARY_IMPL(fusedquant, CPU, m) { m.impl("quantize", TORCH_BOX(&fq_torch::quantize)); }
-STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) { m.impl("quantize", TORCH_BOX(&fq_torch::quantize)); }
+STABLE_TORCH_LIBRARY_IMPL(fusedquant, CPU, m) {
+    m.impl("quantize", TORCH_BOX(&fq_torch::quantize));
+    m.impl("quantize_out", TORCH_BOX(&fq_torch::quantize_out));
+}
+STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) {
+    m.impl("quantize", TORCH_BOX(&fq_torch::quantize));
+    m.impl("quantize_out", TORCH_BOX(&fq_torch::quantize_out));
+}
 
 // ---- What the Python layer calls (ctypes) ----------------------------------------------------------------------
 extern "C" {
@@ -378,19 +429,24 @@ extern "C" {
 // Takes over `plan` and `desc` (which the caller no longer destroys) as the planned call of `config` on an input of
 // `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory), with
 // the pointer arguments `pointers` (address, elements, device index; -2: absent) of `pointer_dtypes` (names, ""
-// when absent), and its outputs' shapes, dtypes and zero-filling; `desc` (the plan's descriptor, pointer
-// attributes set), the fqDataTypes of input and output, the output's columns and the scale storage's element
-// bytes make the family that plans other geometries of the call here. Returns 0, or -1 for a dtype name it does
-// not know (both stay the caller's).
+// when absent). The functional form (`out_ndim` -1): its outputs' shapes, dtypes and zero-filling; `desc` (the
+// plan's descriptor, pointer attributes set), the fqDataTypes of input and output, the output's columns and the
+// scale storage's element bytes make the family that plans other geometries of the call here. The out= form
+// (`out_ndim` >= 0): the values buffer's sizes, strides, dtype and device and the scale buffer's bytes, dtype and
+// device, part of its key. Returns 0, or -1 for a dtype name it does not know (both stay the caller's).
 __attribute__((visibility("default"))) int fq_torch_remember(
     const char* config, int32_t device_index, const char* in_dtype, int32_t ndim, const int64_t* sizes,
-    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, void* plan, void* desc,
+    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, int32_t out_ndim,
+    const int64_t* out_sizes, const int64_t* out_strides, const char* out_buffer_dtype, int32_t out_device,
+    int64_t out_scale_bytes, const char* out_scale_dtype, int32_t out_scale_device, void* plan, void* desc,
     int32_t in_type, int32_t out_type, int64_t cols, int32_t values_ndim, const int64_t* values_shape,
     const char* values_dtype, int64_t scale_elements, const char* scale_dtype, int64_t scale_element_bytes,
     int64_t scale_bytes, int64_t workspace, int32_t zero_values, int32_t zero_scales) {
     using fq_torch::dtype_of;
     const auto in = dtype_of(in_dtype), out = dtype_of(values_dtype), sc = dtype_of(scale_dtype);
-    if (!in || !out || !sc || values_ndim < 1) return -1;
+    const bool out_form = out_ndim >= 0;
+    const auto ob = out_form ? dtype_of(out_buffer_dtype) : out, os = out_form ? dtype_of(out_scale_dtype) : sc;
+    if (!in || !out || !sc || !ob || !os || values_ndim < 1) return -1;
     fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
                       std::vector<int64_t>(strides, strides + ndim), {}};
     for (int i = 0; i < fq_torch::kPointers; ++i) {
@@ -404,11 +460,18 @@ __attribute__((visibility("default"))) int fq_torch_remember(
         if (!t) return -1;
         k[0] = p[0], k[1] = int64_t(*t), k[2] = p[1], k[3] = p[2];
     }
+    // Owned from here on.
+    std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> owned(static_cast<fqQuantDesc_t>(desc), fqQuantDescDestroy);
     const auto unwritten = fq_torch::unwritten_outputs(device_index);
-    auto family = std::make_shared<const fq_torch::Family>(fq_torch::Family{
-        {static_cast<fqQuantDesc_t>(desc), fqQuantDescDestroy}, in_type, out_type, cols, values_shape[values_ndim - 1],
-        *out, *sc, scale_element_bytes, zero_values != 0, zero_scales != 0, unwritten});
-    fq_torch::families().insert(fq_torch::family_key(key), std::move(family));
+    if (out_form) {  // its buffers in the key, no family (the caller's buffers set the geometry)
+        key.outputs = fq_torch::outputs_key(out_ndim, out_sizes, out_strides, *ob, out_device, out_scale_bytes, *os,
+                                            out_scale_device);
+    } else {
+        auto family = std::make_shared<const fq_torch::Family>(fq_torch::Family{
+            std::move(owned), in_type, out_type, cols, values_shape[values_ndim - 1], *out, *sc, scale_element_bytes,
+            zero_values != 0, zero_scales != 0, unwritten});
+        fq_torch::families().insert(fq_torch::family_key(key), std::move(family));
+    }
     fq_torch::Planned planned{fq_torch::PlanRef(static_cast<fqPlan_t>(plan), fqPlanDestroy),
                               std::vector<int64_t>(values_shape, values_shape + values_ndim),
                               *out, scale_elements, *sc, size_t(scale_bytes), workspace,

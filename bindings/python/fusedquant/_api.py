@@ -102,6 +102,15 @@ def _lru(kind, key, make):
     return value
 
 
+def _lru_get(kind, key):
+    """What _lru cached under (kind, key), made the most recent; None if nothing."""
+    store = _cache.__dict__.get(kind)
+    value = None if store is None else store.get(key)
+    if value is not None:
+        store.move_to_end(key)
+    return value
+
+
 _clear_hooks = []
 
 

@@ -268,6 +268,14 @@ class _PlannedOp:
         return (*_api.torch_run(self.plan, x, self.values, self.scales, self.ws_size, zeroed=self.zeroed),
                 *self.unwritten)
 
+    def run_into(self, x, out, scales):
+        """The out= form: one execution into the caller's buffers (those its plan was made for)."""
+        device = x.device
+        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
+        self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), scales.numel() * scales.element_size(),
+                      0 if ws is None else ws.data_ptr(), self.ws_size,
+                      _api._stream("torch", -1 if device.type == "cpu" else device.index, None))
+
 
 def _pointer_key(given):
     """The key of a call's pointer arguments: (address, dtype, elements, device index (-1: host)) of each given
@@ -304,7 +312,9 @@ def _run_planned(planned, config, x, given):
     return outputs
 
 
-def _new_planned_op(config, x, given):
+def _new_planned_op(config, x, given, out=None):
+    """The plan of a call (its outputs new, or the out= form's buffer `out`, already checked by the general path),
+    or None where the general path takes it."""
     xa = _arrays.wrap(x)
     if xa.dtype not in _arrays.DTYPE_TO_TYPE:
         return None
@@ -317,7 +327,8 @@ def _new_planned_op(config, x, given):
     attrs = _api._attributes({"gate_layout": "none", **_parse(config)})
     backend = _api.Backend.HOST if xa.device < 0 else _api.Backend.CUDA
     (shape, value_dtype), (elements, scale_dtype, _) = g["values"], g["scales"]
-    out_ld = 2 * shape[-1] if value_dtype == "fp4x2" else shape[-1]  # FP4 pairs: ld in elements
+    out_ld = _api._rows("out", _arrays.wrap(_raw(out)))[3] if out is not None else shape[-1]
+    out_ld *= 2 if value_dtype == "fp4x2" else 1  # FP4 pairs: ld in elements
     pointers = _api._attributes({k: v for k, v in zip(_POINTERS, given) if v is not None})
     in_type = to_enum(DataType, xa.dtype)
     # The C++ kernel takes over a descriptor of its own (it plans the call's other geometries with it).
@@ -399,6 +410,7 @@ class _Native:
         self.path, self._lib = path, ctypes.CDLL(str(path))
         i32, i64, p64, text = ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
         self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, p64, ctypes.POINTER(text),
+                                                i32, p64, p64, text, i32, i64, text, i32,  # the out= form's buffers
                                                 ctypes.c_void_p, ctypes.c_void_p, i32, i32, i64, i32, p64, text, i64,
                                                 text, i64, i64, i64, i32, i32]
         self._texts = lambda values: (text * len(values))(*values)
@@ -408,9 +420,10 @@ class _Native:
         self._failure = threading.local()
         self._int64s = lambda values: (ctypes.c_int64 * max(len(values), 1))(*values)
 
-    def remember(self, config, x, given, planned):
+    def remember(self, config, x, given, planned, out=None, scales=None):
         """Hands planned's plan over to the C++ kernel as the plan of (config, x's geometry, the pointer arguments
-        `given`: each one's address, dtype, elements and device, as _pointer_key)."""
+        `given`: each one's address, dtype, elements and device, as _pointer_key; the out= form's buffers' geometry:
+        out's sizes, strides, dtype and device, the scales' bytes, dtype and device)."""
         name = lambda dtype: str(dtype).removeprefix("torch.").encode()  # noqa: E731
         (shape, values_dtype), (elements, scale_dtype) = planned.values, planned.scales
         pointers, pointer_dtypes = [], []
@@ -419,9 +432,15 @@ class _Native:
             pointer_dtypes.append(b"" if t is None else name(t.dtype))
         plan, (desc, in_type, out_type, cols) = planned.plan, planned.family
         address = lambda obj: int(_core.ffi.cast("uintptr_t", obj.ptr))  # noqa: E731
+        device = lambda t: t.device.index if t.is_cuda else -1  # noqa: E731
+        if out is None:
+            out_form = (-1, None, None, b"", -1, 0, b"", -1)
+        else:
+            out_form = (out.dim(), self._int64s(out.shape), self._int64s(out.stride()), name(out.dtype), device(out),
+                        scales.numel() * scales.element_size(), name(scales.dtype), device(scales))
         status = self._lib.fq_torch_remember(
-            config.encode(), x.device.index if x.is_cuda else -1, name(x.dtype), x.dim(), self._int64s(x.shape),
-            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes), address(plan),
+            config.encode(), device(x), name(x.dtype), x.dim(), self._int64s(x.shape),
+            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes), *out_form, address(plan),
             address(desc), in_type, out_type, cols, len(shape), self._int64s(shape), name(values_dtype), elements,
             name(scale_dtype), scale_dtype.itemsize, elements * scale_dtype.itemsize, planned.ws_size,
             *planned.zeroed)
@@ -456,26 +475,62 @@ def _load_native():
     return native
 
 
-_NATIVE = _load_native()
-NATIVE_KERNEL = _NATIVE is not None  # whether torch.ops.fusedquant.quantize runs its C++ kernel
+# The out= form, registered as the functional operator is (its C++ kernel below runs a planned call of rowwise
+# buffers). The buffers it writes have no defaults (pass None for those not written).
+_OUT_SCHEMA = ("(Tensor x, str config, Tensor(a!)? out, Tensor(b!)? scales, Tensor(c!)? col_out, "
+               "Tensor(d!)? col_scales, Tensor? static_scale=None, Tensor? scale_ub=None, Tensor? row_prob=None, "
+               "Tensor? global_amax=None, Tensor? moe_offsets=None, Tensor? moe_counts=None) -> ()")
+_LIBRARY.define("quantize_out" + _OUT_SCHEMA)
+_LIBRARY.define("quantize_out_general" + _OUT_SCHEMA)  # its Python kernel under its own name, for the C++ one
 
 
-@torch.library.custom_op("fusedquant::quantize_out", mutates_args=("out", "scales", "col_out", "col_scales"))
-def quantize_out_op(x: torch.Tensor, config: str, out: torch.Tensor | None, scales: torch.Tensor | None,
-                    col_out: torch.Tensor | None, col_scales: torch.Tensor | None,
-                    static_scale: torch.Tensor | None = None, scale_ub: torch.Tensor | None = None,
-                    row_prob: torch.Tensor | None = None, global_amax: torch.Tensor | None = None,
-                    moe_offsets: torch.Tensor | None = None, moe_counts: torch.Tensor | None = None) -> None:
+def quantize_out_op(x, config, out, scales, col_out, col_scales, static_scale=None, scale_ub=None, row_prob=None,
+                    global_amax=None, moe_offsets=None, moe_counts=None):
     """The out= form: writes the given buffers (checked as fusedquant.quantize checks them). NVFP4's computed
-    global amax is not returned here: pass global_amax=, or call the functional operator, which returns it.
-    The buffers it writes have no defaults (pass None for those not written): torch 2.11's custom_op drops a
-    mutated argument left at its default from the call it checks and fails on it."""
-    pointers = dict(zip(_POINTERS, (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)))
-    attrs = _parse(config)
-    attrs.setdefault("gate_layout", "none")
-    _api.quantize(x, out=None if out is None else _raw(out), scales=scales,
-                  col_out=None if col_out is None else _raw(col_out), col_scales=col_scales,
-                  **{k: v for k, v in pointers.items() if v is not None}, **attrs)
+    global amax is not returned here: pass global_amax=, or call the functional operator, which returns it. A
+    repeated call with rowwise buffers of the same geometry runs the plan its first call made."""
+    given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
+    try:
+        rowwise = out is not None and scales is not None and col_out is None and col_scales is None
+        pointer_key = _pointer_key(given) if rowwise else None
+        key = None if pointer_key is None else \
+            (config, x.device, x.dtype, x.shape, x.stride(), pointer_key, out.shape, out.stride(), out.dtype,
+             out.device, scales.numel() * scales.element_size(), scales.dtype, scales.device)
+        planned = _api._lru_get("torch_out_op", key) if key is not None and _NATIVE is None else None
+        if planned is not None:
+            return planned.run_into(x, out, scales)
+        pointers = dict(zip(_POINTERS, given))
+        attrs = _parse(config)
+        attrs.setdefault("gate_layout", "none")
+        _api.quantize(x, out=None if out is None else _raw(out), scales=scales,
+                      col_out=None if col_out is None else _raw(col_out), col_scales=col_scales,
+                      **{k: v for k, v in pointers.items() if v is not None}, **attrs)
+        if key is not None:  # checked and written: plan the next call of these buffers' geometry
+            planned = _new_planned_op(config, x, given, out=out)
+            if planned is not None and _NATIVE is not None:
+                _NATIVE.remember(config, x, given, planned, out=out, scales=scales)
+            elif planned is not None:
+                _api._lru("torch_out_op", key, lambda: planned)
+    except Exception as e:
+        if _NATIVE is not None:  # called by the C++ kernel, which raises a RuntimeError of e's message
+            _NATIVE.failed(e)
+        raise
+
+
+_LIBRARY.impl("quantize_out", quantize_out_op, "CompositeExplicitAutograd")
+_LIBRARY.impl("quantize_out_general", quantize_out_op, "CompositeExplicitAutograd")
+
+
+def _fake_quantize_out(x, config, out, scales, col_out, col_scales, static_scale=None, scale_ub=None,
+                       row_prob=None, global_amax=None, moe_offsets=None, moe_counts=None):
+    return None
+
+
+torch.library.register_fake("fusedquant::quantize_out")(_fake_quantize_out)
+torch.library.register_fake("fusedquant::quantize_out_general")(_fake_quantize_out)
+
+_NATIVE = _load_native()
+NATIVE_KERNEL = _NATIVE is not None  # whether the quantize operators run their C++ kernels
 
 
 @torch.library.custom_op("fusedquant::repack_scales", mutates_args=())

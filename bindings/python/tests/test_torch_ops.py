@@ -244,6 +244,29 @@ def test_planned_calls_with_pointer_arguments_follow_the_tensors_they_are_given(
         assert made == [1]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(5))
+def test_the_out_form_plans_rowwise_buffers_and_writes_what_the_general_path_writes(device, case):
+    """quantize_out with rowwise buffers: its first call checks and writes them (the general path) and plans; the
+    next calls with buffers of the same geometry run the plan, into whichever buffers they are given."""
+    attrs, x, pointers = _pointer_problems(device)[case]
+    config = torch_ops._config(attrs)
+    want = torch_ops._outputs(x, config, pointers.get("global_amax"))
+    torch_ops._run(x, config, pointers, *want)
+    made = []
+    new = torch_ops._new_planned_op
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch_ops, "_new_planned_op", lambda *a, **k: made.append(1) or new(*a, **k))
+        fq.clear_cache()
+        for _ in range(3):
+            out, scales = torch.zeros_like(want[0]), torch.zeros_like(want[1])  # new buffers each call
+            torch.ops.fusedquant.quantize_out(x, config, out, scales, None, None, **pointers)
+            assert same_bytes(out, want[0]) and same_bytes(scales, want[1])
+        assert made == [1]
+        with pytest.raises(RuntimeError, match="out"):  # a buffer of another geometry: checked again
+            torch.ops.fusedquant.quantize_out(x, config, out[:-1], scales, None, None, **pointers)
+
+
 def test_a_refused_call_raises_the_library_message_from_the_operator_and_its_error_from_the_functional_names():
     """The operator raises a RuntimeError with the library's message (from the C++ kernel, or the Python kernel's
     FusedQuantError, a RuntimeError); the functional names raise the FusedQuantError itself."""
