@@ -12,6 +12,7 @@ import contextlib
 import functools
 import math
 import operator
+import os
 import threading
 
 import torch
@@ -464,8 +465,9 @@ class _Native:
 
 
 def _load_native():
+    """The C++ kernel beside the library, unless FUSEDQUANT_TORCH_KERNEL=0 asks for the Python kernel alone."""
     path = _core.library_path.parent / "libfusedquant_torch.so"
-    if not path.exists():
+    if not path.exists() or os.environ.get("FUSEDQUANT_TORCH_KERNEL", "1") == "0":
         return None
     try:
         native = _Native(path)
