@@ -15,6 +15,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "-DFQ_CUDA_ARCHS=${archs}"
 cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 PYTHONPATH=bindings/python FUSEDQUANT_LIBRARY=$PWD/build/libfusedquant.so python3 -m pytest -q bindings/python/tests
+# The torch operators again with their Python kernels alone (the C++ kernel, where built, took the calls above).
+FUSEDQUANT_TORCH_KERNEL=0 PYTHONPATH=bindings/python FUSEDQUANT_LIBRARY=$PWD/build/libfusedquant.so \
+  python3 -m pytest -q bindings/python/tests/test_torch_ops.py
 tools/test-wheel.sh build
 # Rust: the tests (checked-in bindings), the checked-in bindings against the header (bindgen regenerates them),
 # and both crates packaged and verified as crates.io would get them (the patch lets the safe crate's package
