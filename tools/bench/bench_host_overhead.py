@@ -11,7 +11,10 @@ time to return from the call (the work is enqueued), the stream synchronised eve
   Plan.run               a fusedquant.Plan made once, run on preallocated buffers: the floor of the binding
   torch.ops.fusedquant.quantize, fq.silu_and_mul_quant
                          fusedquant's torch operator (config string) and its functional name, where the package
-                         registers them (fusedquant.torch_ops, issue 47 item 2)
+                         registers them (fusedquant.torch_ops, issue 47 item 2); with its C++ kernel where built
+  torch.ops.fusedquant.quantize_out, fq.per_tensor_quant (static scale)
+                         the out= form into buffers made once, and vLLM's static per-tensor FP8 (a scale tensor:
+                         silu_and_mul is not part of it, the input's whole row is quantized)
   aten.silu              torch.ops.aten.silu on the same input: what a torch op's dispatch costs
   empty_launch           torch.cuda._sleep(0): a kernel launch through torch's binding, the floor in Python
 
@@ -62,8 +65,22 @@ def fusedquant_torch_ops():
         print(f"bench_host_overhead.py: no torch.ops.fusedquant ({e})", file=sys.stderr)
         return []
     config = f"activation=silu;gate_layout=split;group_size={GROUP}"
+    buffers, scale = {}, {}
+
+    def quantize_out(x):  # into buffers made once per input (the out= form's use: CUDA graphs, static buffers)
+        if id(x) not in buffers:
+            buffers[id(x)] = [t.clone() for t in op(x, config)[:2]]
+        out, scales = buffers[id(x)]
+        torch.ops.fusedquant.quantize_out(x, config, out, scales, None, None)
+
+    def static_scale(x):  # vLLM's static FP8: one scale tensor, made once per input's device
+        if x.device not in scale:
+            scale[x.device] = torch.ones(1, device=x.device)
+        return fq.per_tensor_quant(x, scale[x.device])
     return [("torch.ops.fusedquant.quantize", lambda x: op(x, config)),
-            ("fq.silu_and_mul_quant", lambda x: fq.silu_and_mul_quant(x, group_size=GROUP))]
+            ("fq.silu_and_mul_quant", lambda x: fq.silu_and_mul_quant(x, group_size=GROUP)),
+            ("torch.ops.fusedquant.quantize_out", quantize_out),
+            ("fq.per_tensor_quant (static scale)", static_scale)]
 
 
 def cuda_rows(calls):
