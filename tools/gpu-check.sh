@@ -35,7 +35,9 @@ status=0
 echo "== build (sm_${arch})"
 deps=()
 [[ -d tools/.device-deps ]] && deps=(-DCMAKE_PREFIX_PATH="$PWD/tools/.device-deps")
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" "${deps[@]}" >"$out/build.log" 2>&1 &&
+# The Python on PATH (the one that runs the Python stages) builds the torch operators' C++ kernel where it has torch.
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" "${deps[@]}" \
+  -DPython3_EXECUTABLE="$(command -v python3)" >"$out/build.log" 2>&1 &&
   cmake --build build-gpu -j"$jobs" ${FQ_BUILD_TARGET:+--target $FQ_BUILD_TARGET} >>"$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/device.txt" 2>&1
