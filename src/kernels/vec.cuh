@@ -1,6 +1,5 @@
-// 16-byte vector access, the unit of every memory-bound kernel here (DESIGN §4). Plain loads and stores:
-// on the H100 the streaming (evict-first, .cs) hints cost 4-5% of a streaming quantizer's bandwidth
-// (the stream lab, in git history; docs/perf.md session 6).
+// 16-byte vector access, the unit of every memory-bound kernel here (DESIGN §4). Plain loads and stores, without
+// streaming cache hints (docs/design-notes.md).
 #pragma once
 
 #include <cstdint>

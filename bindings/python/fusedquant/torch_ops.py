@@ -397,10 +397,11 @@ torch.library.register_fake("fusedquant::quantize")(_fake_quantize)
 torch.library.register_fake("fusedquant::quantize_general")(_fake_quantize)
 
 
-# ---- the C++ kernel of quantize (bindings/python/csrc/torch_ops.cpp) ----
-# libfusedquant_torch, beside the library where the build made it, registers a CPU and a CUDA kernel of
-# fusedquant::quantize on torch's stable ABI (torch >= 2.10): a planned call runs there as one fqPlanExecute
-# without Python. Without it (not built, an older torch), the Python kernel above runs every call.
+# ---- the C++ kernels of quantize and quantize_out (bindings/python/csrc/torch_ops.cpp) ----
+# libfusedquant_torch, beside the library where the build made it, registers CPU and CUDA kernels of
+# fusedquant::quantize and quantize_out on torch's stable ABI (torch >= 2.10): a planned call runs there as one
+# fqPlanExecute without Python. Without it (not built, an older torch, FUSEDQUANT_TORCH_KERNEL=0), the Python
+# kernels run every call.
 
 class _Native:
     """The C++ kernel's library and its plan hand-over (ctypes)."""
