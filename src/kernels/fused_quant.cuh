@@ -11,7 +11,8 @@
 //   group_launch.cuh  the launch of each per-group kernel (the dispatcher chose which: src/dispatch/cuda_table.cpp)
 // They are built from the blocks in blocks/: params (Params, Shape), grid (block size, launch order, PDL),
 // moe_rows (row owners), load, activate, amax, quantize, scales (scale stores and padding), tile (one tile's
-// amax, scale and stores), parked (outputs in shared memory), host (launch helpers, with_shape).
+// amax, scale and stores), parked (outputs in shared memory), host (launch helpers, with_shape); columns (the
+// columnwise skeleton's, columnwise.cuh).
 // What the hot loop would otherwise branch on per element is a template parameter (the Shape: the
 // activation, the input type, how gate and up are stored; the plain FP32 body; the architecture policy and
 // the scale kind, arch_policy.cuh): a kernel that branches on them at run time runs far slower (docs/design-notes.md). Each
