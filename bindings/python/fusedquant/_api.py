@@ -217,10 +217,7 @@ def _call_key(geometry, in_dtype, attributes):
 
 def _remembered(key):
     """The _PlannedCall remembered under `key` (None: none, or no key), made the most recent."""
-    planned_call = _cache.__dict__.get("call", {}).get(key) if key is not None else None
-    if planned_call is not None:
-        _cache.call.move_to_end(key)
-    return planned_call
+    return None if key is None else _lru_get("call", key)
 
 
 def torch_run(plan, x, values, scales, ws_size, stream=None, zeroed=(False, False)):
@@ -232,11 +229,19 @@ def torch_run(plan, x, values, scales, ws_size, stream=None, zeroed=(False, Fals
     device = x.device
     out = (torch.zeros if zeroed[0] else torch.empty)(values[0], dtype=values[1], device=device)
     storage = (torch.zeros if zeroed[1] else torch.empty)(scales[0], dtype=scales[1], device=device)
+    torch_execute(plan, x, out, storage, ws_size, stream)
+    return out, storage
+
+
+def torch_execute(plan, x, out, scales, ws_size, stream=None):
+    """One execution of `plan` on PyTorch tensor x into the tensors `out` and `scales` (all of its bytes), with a
+    new workspace of ws_size bytes, on `stream` (_stream's rules; x's current one by default)."""
+    torch = _sys.modules["torch"]
+    device = x.device
     ws = torch.empty(ws_size, dtype=torch.uint8, device=device) if ws_size else None
-    plan.run(x.data_ptr(), out.data_ptr(), storage.data_ptr(), scales[0] * scales[1].itemsize,
+    plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), scales.numel() * scales.element_size(),
              0 if ws is None else ws.data_ptr(), ws_size,
              _stream("torch", -1 if device.type == "cpu" else device.index, stream))
-    return out, storage
 
 
 class _PlannedCall:

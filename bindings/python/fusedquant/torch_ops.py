@@ -271,11 +271,12 @@ class _PlannedOp:
 
     def run_into(self, x, out, scales):
         """The out= form: one execution into the caller's buffers (those its plan was made for)."""
-        device = x.device
-        ws = torch.empty(self.ws_size, dtype=torch.uint8, device=device) if self.ws_size else None
-        self.plan.run(x.data_ptr(), out.data_ptr(), scales.data_ptr(), scales.numel() * scales.element_size(),
-                      0 if ws is None else ws.data_ptr(), self.ws_size,
-                      _api._stream("torch", -1 if device.type == "cpu" else device.index, None))
+        _api.torch_execute(self.plan, x, out, scales, self.ws_size)
+
+
+def _device_index(t):
+    """A tensor's CUDA device index, -1 for host memory (the C++ kernel's keys count devices so)."""
+    return t.device.index if t.is_cuda else -1
 
 
 def _pointer_key(given):
@@ -288,7 +289,7 @@ def _pointer_key(given):
         elif not t.is_contiguous():
             return None
         else:
-            key.append((t.data_ptr(), t.dtype, t.numel(), t.device.index if t.is_cuda else -1))
+            key.append((t.data_ptr(), t.dtype, t.numel(), _device_index(t)))
     return tuple(key)
 
 
@@ -361,23 +362,32 @@ _LIBRARY.define("quantize(Tensor x, str config, Tensor? static_scale=None, Tenso
                 "Tensor? moe_counts=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor)")
 
 
+def _kernel(fn):
+    """A Python kernel of an operator that has a C++ kernel: called by it (on a miss), its error goes to the C++
+    kernel, which raises a RuntimeError of its message, and stays here for the functional names (_quantize_op)."""
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if _NATIVE is not None:
+                _NATIVE.failed(e)
+            raise
+    return kernel
+
+
+@_kernel
 def quantize_op(x, config, static_scale=None, scale_ub=None, row_prob=None, global_amax=None, moe_offsets=None,
                 moe_counts=None):
     """fusedquant.quantize as one operator: (values, scale storage, columnwise values, columnwise scale storage,
     global amax); outputs not written are empty. config: the non-pointer attributes as 'name=value;...'."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
-    try:
-        planned = _planned_op(config, x, given)
-        if planned is not None:
-            return _run_planned(planned, config, x, given)
-        pointers = dict(zip(_POINTERS, given))
-        outs = _outputs(x, config, global_amax)
-        _run(x, config, pointers, *outs)
-        return outs
-    except Exception as e:
-        if _NATIVE is not None:  # called by the C++ kernel, which raises a RuntimeError of e's message
-            _NATIVE.failed(e)
-        raise
+    planned = _planned_op(config, x, given)
+    if planned is not None:
+        return _run_planned(planned, config, x, given)
+    outs = _outputs(x, config, global_amax)
+    _run(x, config, dict(zip(_POINTERS, given)), *outs)
+    return outs
 
 
 _LIBRARY.impl("quantize", quantize_op, "CompositeExplicitAutograd")
@@ -430,11 +440,11 @@ class _Native:
         (shape, values_dtype), (elements, scale_dtype) = planned.values, planned.scales
         pointers, pointer_dtypes = [], []
         for t in given:
-            pointers += (0, 0, -2) if t is None else (t.data_ptr(), t.numel(), t.device.index if t.is_cuda else -1)
+            pointers += (0, 0, -2) if t is None else (t.data_ptr(), t.numel(), _device_index(t))
             pointer_dtypes.append(b"" if t is None else name(t.dtype))
         plan, (desc, in_type, out_type, cols) = planned.plan, planned.family
         address = lambda obj: int(_core.ffi.cast("uintptr_t", obj.ptr))  # noqa: E731
-        device = lambda t: t.device.index if t.is_cuda else -1  # noqa: E731
+        device = _device_index
         if out is None:
             out_form = (-1, None, None, b"", -1, 0, b"", -1)
         else:
@@ -487,37 +497,32 @@ _LIBRARY.define("quantize_out" + _OUT_SCHEMA)
 _LIBRARY.define("quantize_out_general" + _OUT_SCHEMA)  # its Python kernel under its own name, for the C++ one
 
 
+@_kernel
 def quantize_out_op(x, config, out, scales, col_out, col_scales, static_scale=None, scale_ub=None, row_prob=None,
                     global_amax=None, moe_offsets=None, moe_counts=None):
     """The out= form: writes the given buffers (checked as fusedquant.quantize checks them). NVFP4's computed
     global amax is not returned here: pass global_amax=, or call the functional operator, which returns it. A
     repeated call with rowwise buffers of the same geometry runs the plan its first call made."""
     given = (static_scale, scale_ub, row_prob, global_amax, moe_offsets, moe_counts)
-    try:
-        rowwise = out is not None and scales is not None and col_out is None and col_scales is None
-        pointer_key = _pointer_key(given) if rowwise else None
-        key = None if pointer_key is None else \
-            (config, x.device, x.dtype, x.shape, x.stride(), pointer_key, out.shape, out.stride(), out.dtype,
-             out.device, scales.numel() * scales.element_size(), scales.dtype, scales.device)
-        planned = _api._lru_get("torch_out_op", key) if key is not None and _NATIVE is None else None
-        if planned is not None:
-            return planned.run_into(x, out, scales)
-        pointers = dict(zip(_POINTERS, given))
-        attrs = _parse(config)
-        attrs.setdefault("gate_layout", "none")
-        _api.quantize(x, out=None if out is None else _raw(out), scales=scales,
-                      col_out=None if col_out is None else _raw(col_out), col_scales=col_scales,
-                      **{k: v for k, v in pointers.items() if v is not None}, **attrs)
-        if key is not None:  # checked and written: plan the next call of these buffers' geometry
-            planned = _new_planned_op(config, x, given, out=out)
-            if planned is not None and _NATIVE is not None:
-                _NATIVE.remember(config, x, given, planned, out=out, scales=scales)
-            elif planned is not None:
-                _api._lru("torch_out_op", key, lambda: planned)
-    except Exception as e:
-        if _NATIVE is not None:  # called by the C++ kernel, which raises a RuntimeError of e's message
-            _NATIVE.failed(e)
-        raise
+    rowwise = out is not None and scales is not None and col_out is None and col_scales is None
+    pointer_key = _pointer_key(given) if rowwise else None
+    key = None if pointer_key is None else \
+        (config, x.device, x.dtype, x.shape, x.stride(), pointer_key, out.shape, out.stride(), out.dtype,
+         out.device, scales.numel() * scales.element_size(), scales.dtype, scales.device)
+    planned = _api._lru_get("torch_out_op", key) if key is not None and _NATIVE is None else None
+    if planned is not None:
+        return planned.run_into(x, out, scales)
+    attrs = _parse(config)
+    attrs.setdefault("gate_layout", "none")
+    _api.quantize(x, out=None if out is None else _raw(out), scales=scales,
+                  col_out=None if col_out is None else _raw(col_out), col_scales=col_scales,
+                  **{k: v for k, v in zip(_POINTERS, given) if v is not None}, **attrs)
+    if key is not None:  # checked and written: plan the next call of these buffers' geometry
+        planned = _new_planned_op(config, x, given, out=out)
+        if planned is not None and _NATIVE is not None:
+            _NATIVE.remember(config, x, given, planned, out=out, scales=scales)
+        elif planned is not None:
+            _api._lru("torch_out_op", key, lambda: planned)
 
 
 _LIBRARY.impl("quantize_out", quantize_out_op, "CompositeExplicitAutograd")
@@ -649,12 +654,8 @@ def quantize(x, *, activation=None, gate_layout=None, **attributes):
     if not torch.compiler.is_compiling():
         call = _eager_call(x, activation, gate_layout, attributes, has_amax)
         return call.present(_quantize_op(x, call.config, pointers), pointers)
-    config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
-                                              **attributes}.items())))
-    width = _static(x.shape[-1])
-    call = _FunctionalCall(config, _structure(config, width, has_amax),
-                           _views(config, tuple(x.shape[:-1]), width, has_amax))
-    return call.present(torch.ops.fusedquant.quantize(x, config, **pointers), pointers)
+    call = _functional_call(x, activation, gate_layout, attributes, has_amax, _views)
+    return call.present(torch.ops.fusedquant.quantize(x, call.config, **pointers), pointers)
 
 
 class _FunctionalCall:
@@ -679,6 +680,16 @@ class _FunctionalCall:
         return result
 
 
+def _functional_call(x, activation, gate_layout, attributes, has_amax, views):
+    """The _FunctionalCall of the functional API's keywords on x (`views`: _views, or _eager_views for concrete
+    sizes)."""
+    config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
+                                              **attributes}.items())))
+    width = _static(x.shape[-1])
+    return _FunctionalCall(config, _structure(config, width, has_amax),
+                           views(config, tuple(x.shape[:-1]), width, has_amax))
+
+
 _EAGER_CALLS = {}  # (activation, gate_layout, keyword items, global amax given, x's shape) -> _FunctionalCall
 _api.on_clear_cache(_EAGER_CALLS.clear)
 
@@ -692,11 +703,7 @@ def _eager_call(x, activation, gate_layout, attributes, has_amax):
         pass
     except TypeError:  # a keyword value that does not hash
         key = None
-    config = _functional_config(tuple(sorted({"activation": activation, "gate_layout": gate_layout,
-                                              **attributes}.items())))
-    width = _static(x.shape[-1])
-    call = _FunctionalCall(config, _structure(config, width, has_amax),
-                           _eager_views(config, tuple(x.shape[:-1]), width, has_amax))
+    call = _functional_call(x, activation, gate_layout, attributes, has_amax, _eager_views)
     if key is not None:
         if len(_EAGER_CALLS) >= 4096:
             _EAGER_CALLS.clear()
