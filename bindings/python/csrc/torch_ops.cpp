@@ -171,21 +171,31 @@ fqHandle_t handle_for(int32_t device_index) {
 
 int32_t device_of(const Tensor& t) { return t.is_cuda() ? int32_t(t.get_device_index()) : -1; }
 
+// Pointer argument i's part of a key: its address, ScalarType, elements and device index; an absent one's marks.
+void set_pointer(Key& key, int i, int64_t address, ScalarType dtype, int64_t elements, int64_t device) {
+    int64_t* k = &key.pointers[4 * i];
+    k[0] = address, k[1] = int64_t(dtype), k[2] = elements, k[3] = device;
+}
+constexpr int64_t kAbsent = -2;  // the device index of an absent pointer argument
+void set_absent(Key& key, int i) {
+    int64_t* k = &key.pointers[4 * i];
+    k[0] = 0, k[1] = 0, k[2] = 0, k[3] = kAbsent;
+}
+
 // The key of a call, or nothing where a pointer argument is not contiguous (the general path takes it).
 std::optional<Key> key_of(const std::string& config, const Tensor& x, const std::optional<Tensor> (&given)[kPointers]) {
     const auto sizes = x.sizes(), strides = x.strides();
     Key key{config, device_of(x), int32_t(x.scalar_type()), std::vector<int64_t>(sizes.begin(), sizes.end()),
             std::vector<int64_t>(strides.begin(), strides.end()), {}};
     for (int i = 0; i < kPointers; ++i) {
-        int64_t* k = &key.pointers[4 * i];
         if (!given[i]) {
-            k[0] = 0, k[1] = 0, k[2] = 0, k[3] = -2;
+            set_absent(key, i);
             continue;
         }
         const Tensor& t = *given[i];
         if (!t.is_contiguous()) return std::nullopt;
-        k[0] = int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())), k[1] = int64_t(t.scalar_type()), k[2] = t.numel(),
-        k[3] = device_of(t);
+        set_pointer(key, i, int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())), t.scalar_type(), t.numel(),
+                    device_of(t));
     }
     return key;
 }
@@ -262,7 +272,7 @@ std::optional<Planned> plan_for(const Family& f, const Tensor& x, const Key& key
     const std::optional<Rows> r = rows_of(x);
     if (!r) return std::nullopt;
     const int64_t* row_prob = &key.pointers[4 * kRowProb];
-    if (row_prob[3] != -2 && row_prob[2] < r->rows) return std::nullopt;
+    if (row_prob[3] != kAbsent && row_prob[2] < r->rows) return std::nullopt;
     const int32_t device = device_of(x);
     const fqHandle_t h = handle_for(device);
     if (h == nullptr) return std::nullopt;
@@ -450,15 +460,14 @@ __attribute__((visibility("default"))) int fq_torch_remember(
     fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
                       std::vector<int64_t>(strides, strides + ndim), {}};
     for (int i = 0; i < fq_torch::kPointers; ++i) {
-        int64_t* k = &key.pointers[4 * i];
         const int64_t* p = &pointers[3 * i];
-        if (p[2] == -2) {
-            k[0] = 0, k[1] = 0, k[2] = 0, k[3] = -2;
+        if (p[2] == fq_torch::kAbsent) {
+            fq_torch::set_absent(key, i);
             continue;
         }
         const auto t = dtype_of(pointer_dtypes[i]);
         if (!t) return -1;
-        k[0] = p[0], k[1] = int64_t(*t), k[2] = p[1], k[3] = p[2];
+        fq_torch::set_pointer(key, i, p[0], *t, p[1], p[2]);
     }
     // Owned from here on.
     std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> owned(static_cast<fqQuantDesc_t>(desc), fqQuantDescDestroy);
