@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <list>
@@ -151,6 +152,26 @@ Lru<Planned>& cache() {
 Lru<std::shared_ptr<const Family>>& families() {
     static auto* c = new Lru<std::shared_ptr<const Family>>(256);
     return *c;
+}
+
+// What the kernel did with its calls since the last fq_torch_forget_all (fusedquant.torch_ops.native_counts()):
+// calls run as a plan, plans made here for a new geometry, calls sent to the Python kernel, and executions it
+// refused (a planned call the library or the stream lookup turned down, then sent to the Python kernel), with the
+// reason of the last refusal.
+struct Counts {
+    std::atomic<int64_t> planned{0}, planned_here{0}, general{0}, refused{0};
+    std::mutex mutex;
+    std::string last_refusal;
+};
+Counts& counts() {
+    static auto* c = new Counts;
+    return *c;
+}
+void refused(std::string reason) {
+    Counts& c = counts();
+    ++c.refused;
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    c.last_refusal = std::move(reason);
 }
 
 // The family key of a call's key: its geometry reduced to the row width.
@@ -305,15 +326,16 @@ std::optional<Planned> plan_for(const Family& f, const Tensor& x, const Key& key
 // ---- One planned call ----------------------------------------------------------------------------------------
 
 // The current CUDA stream of a device, as torch's own launchers read it. The CUDA shim lives in libtorch_cuda,
-// which a CPU-only torch lacks: looked up in the loaded library on first use rather than linked.
-void* current_cuda_stream(int32_t device_index) {
+// which a CPU-only torch lacks: looked up in the loaded library on first use rather than linked. Nothing where it
+// cannot be read; the legacy default stream is a null handle, a stream like any other.
+std::optional<void*> current_cuda_stream(int32_t device_index) {
     using Getter = int32_t (*)(int32_t, void**);
     static Getter getter = [] {
         void* lib = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD);
         return lib ? reinterpret_cast<Getter>(dlsym(lib, "aoti_torch_get_current_cuda_stream")) : nullptr;
     }();
     void* stream = nullptr;
-    if (getter == nullptr || getter(device_index, &stream) != 0) return nullptr;
+    if (getter == nullptr || getter(device_index, &stream) != 0) return std::nullopt;
     return stream;
 }
 
@@ -327,14 +349,22 @@ bool execute(const Planned& planned, const Tensor& x, const Tensor& values, cons
     if (x.is_cuda()) {
         const auto device = x.get_device_index();
         if (torch::stable::accelerator::getCurrentDeviceIndex() != device) guard.emplace(device);
-        if ((stream = current_cuda_stream(device)) == nullptr) return false;
+        const std::optional<void*> current = current_cuda_stream(device);
+        if (!current) {
+            refused("the current CUDA stream of device " + std::to_string(device) + " could not be read");
+            return false;
+        }
+        stream = *current;
     }
     std::optional<Tensor> workspace;
     if (planned.workspace > 0)
         workspace = torch::stable::empty({planned.workspace}, ScalarType::Byte, std::nullopt, x.device());
-    return fqPlanExecute(planned.plan.get(), x.data_ptr(), values.data_ptr(), scales.data_ptr(), scale_bytes,
-                         workspace ? workspace->data_ptr() : nullptr, size_t(planned.workspace),
-                         static_cast<fqStream_t>(stream)) == FQ_STATUS_SUCCESS;
+    const fqStatus_t status = fqPlanExecute(planned.plan.get(), x.data_ptr(), values.data_ptr(), scales.data_ptr(),
+                                            scale_bytes, workspace ? workspace->data_ptr() : nullptr,
+                                            size_t(planned.workspace), static_cast<fqStream_t>(stream));
+    if (status != FQ_STATUS_SUCCESS)
+        refused(std::string("fqPlanExecute: ") + fqGetStatusString(status) + ": " + fqGetLastErrorMessage());
+    return status == FQ_STATUS_SUCCESS;
 }
 
 // The outputs of `planned` on x, new, or nothing where execute refuses.
@@ -394,11 +424,18 @@ Outputs quantize(Tensor x, std::string config, std::optional<Tensor> static_scal
         std::optional<Planned> planned = cache().find(*key);
         if (!planned) {  // a new geometry: planned here where its family is known
             if (const auto family = families().find(family_key(*key)))
-                if ((planned = plan_for(**family, x, *key))) cache().insert(std::move(*key), *planned);
+                if ((planned = plan_for(**family, x, *key))) {
+                    ++counts().planned_here;
+                    cache().insert(std::move(*key), *planned);
+                }
         }
         if (planned)
-            if (std::optional<Outputs> out = run_planned(*planned, x)) return *out;
+            if (std::optional<Outputs> out = run_planned(*planned, x)) {
+                ++counts().planned;
+                return *out;
+            }
     }
+    ++counts().general;
     return call_general(x, config, given);
 }
 
@@ -413,8 +450,12 @@ void quantize_out(Tensor x, std::string config, std::optional<Tensor> out, std::
         if (std::optional<Key> key = key_of(config, x, given)) {
             key->outputs = outputs_of(*out, *scales);
             if (const std::optional<Planned> planned = cache().find(*key))
-                if (execute(*planned, x, *out, *scales, size_t(scales->numel() * scales->element_size()))) return;
+                if (execute(*planned, x, *out, *scales, size_t(scales->numel() * scales->element_size()))) {
+                    ++counts().planned;
+                    return;
+                }
         }
+    ++counts().general;
     using torch::stable::detail::from;
     StableIValue stack[6 + kPointers] = {from(x), from(config), from(out), from(scales), from(col_out),
                                          from(col_scales)};
@@ -496,6 +537,24 @@ __attribute__((visibility("default"))) void fq_torch_fail(const char* message) {
 __attribute__((visibility("default"))) void fq_torch_forget_all(void) {
     fq_torch::cache().clear();
     fq_torch::families().clear();
+    fq_torch::Counts& c = fq_torch::counts();
+    c.planned = c.planned_here = c.general = c.refused = 0;
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    c.last_refusal.clear();
+}
+
+// The counts of fq_torch::Counts (planned, planned here, general, refused) into `out`, and the last refusal's
+// reason into `reason` (`capacity` bytes, NUL-terminated, cut to fit); the reason's length.
+__attribute__((visibility("default"))) size_t fq_torch_counts(int64_t out[4], char* reason, size_t capacity) {
+    fq_torch::Counts& c = fq_torch::counts();
+    out[0] = c.planned, out[1] = c.planned_here, out[2] = c.general, out[3] = c.refused;
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    if (capacity > 0) {
+        const size_t n = std::min(capacity - 1, c.last_refusal.size());
+        std::memcpy(reason, c.last_refusal.data(), n);
+        reason[n] = '\0';
+    }
+    return c.last_refusal.size();
 }
 
 }  // extern "C"

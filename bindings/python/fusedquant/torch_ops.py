@@ -428,6 +428,8 @@ class _Native:
         self._texts = lambda values: (text * len(values))(*values)
         self._lib.fq_torch_remember.restype = ctypes.c_int
         self._lib.fq_torch_forget_all.argtypes = []
+        self._lib.fq_torch_counts.argtypes = [p64, ctypes.c_char_p, ctypes.c_size_t]
+        self._lib.fq_torch_counts.restype = ctypes.c_size_t
         self._lib.fq_torch_fail.argtypes = [text]
         self._failure = threading.local()
         self._int64s = lambda values: (ctypes.c_int64 * max(len(values), 1))(*values)
@@ -462,6 +464,13 @@ class _Native:
 
     def forget_all(self):
         self._lib.fq_torch_forget_all()
+
+    def counts(self):
+        import ctypes
+        values, reason = (ctypes.c_int64 * 4)(), ctypes.create_string_buffer(512)
+        self._lib.fq_torch_counts(values, reason, len(reason))
+        return dict(zip(("planned", "planned_here", "general", "refused"), values),
+                    last_refusal=reason.value.decode(errors="replace"))
 
     def failed(self, error):
         """The Python kernel's error, kept for the functional names (raise_cause) and given to the C++ kernel."""
@@ -539,6 +548,15 @@ torch.library.register_fake("fusedquant::quantize_out_general")(_fake_quantize_o
 
 _NATIVE = _load_native()
 NATIVE_KERNEL = _NATIVE is not None  # whether the quantize operators run their C++ kernels
+
+
+def native_counts():
+    """What the C++ kernels did with their calls since the last fusedquant.clear_cache(): `planned` (run as a plan,
+    without Python), `planned_here` (plans they made for a new token count), `general` (sent to the Python kernel:
+    the first call of a kind, or one they do not plan), `refused` (planned calls the library or the CUDA stream
+    lookup turned down, then sent to the Python kernel) and `last_refusal` (the reason of the last). None without
+    the C++ kernels (NATIVE_KERNEL)."""
+    return None if _NATIVE is None else _NATIVE.counts()
 
 
 @torch.library.custom_op("fusedquant::repack_scales", mutates_args=())

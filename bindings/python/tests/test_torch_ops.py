@@ -123,14 +123,16 @@ def test_a_repeated_eager_call_is_one_plan_execution(rows, monkeypatch):
             assert same_bytes(storage(g), storage(w)) if rows else storage(g).numel() == storage(w).numel()
 
 
-def test_the_cpp_kernel_is_used_where_the_build_made_it():
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_cpp_kernel_is_used_where_the_build_made_it(device):
     """libfusedquant_torch beside the library (a build with torch >= 2.10, and the wheel) is loaded, and runs a
-    repeated call without Python; fusedquant.clear_cache() drops its plans (the next call plans again)."""
+    repeated call without Python; fusedquant.clear_cache() drops its plans (the next call plans again); its
+    counts say so."""
     built = (fq.library_path.parent / "libfusedquant_torch.so").exists()
     assert torch_ops.NATIVE_KERNEL == (built and os.environ.get("FUSEDQUANT_TORCH_KERNEL", "1") != "0")
     if not torch_ops.NATIVE_KERNEL:
         pytest.skip("no libfusedquant_torch beside " + str(fq.library_path) + ", or FUSEDQUANT_TORCH_KERNEL=0")
-    x, config = act("cpu", rows=3), "activation=silu;gate_layout=split;group_size=64"
+    x, config = act(device, rows=3), "activation=silu;gate_layout=split;group_size=64"
     first = torch.ops.fusedquant.quantize(x, config)
     made = []
     new = torch_ops._new_planned_op
@@ -139,18 +141,23 @@ def test_the_cpp_kernel_is_used_where_the_build_made_it():
         again = torch.ops.fusedquant.quantize(x, config)
         assert made == []
         fq.clear_cache()
+        assert torch_ops.native_counts() == dict(planned=0, planned_here=0, general=0, refused=0, last_refusal="")
         torch.ops.fusedquant.quantize(x, config)
         assert made == [1]
         torch.ops.fusedquant.quantize(x.clone(), config)  # a new tensor of the same geometry: the same plan
         assert made == [1]
+        counts = torch_ops.native_counts()
+        assert (counts["planned"], counts["general"], counts["refused"]) == (1, 1, 0), counts
         for rows in (0, 1, 2, 17):  # other token counts: planned by the C++ kernel from the first call's family
-            y = act("cpu", rows=rows, seed=rows)
+            y = act(device, rows=rows, seed=rows)
             got, want = torch.ops.fusedquant.quantize(y, config), torch_ops._outputs(y, config, None)
             torch_ops._run(y, config, {}, *want)
             for g, w in zip(got, want):  # no rows: nothing is written, only the sizes compare
                 assert same_bytes(storage(g), storage(w)) if rows else storage(g).numel() == storage(w).numel()
         assert made == [1]
-        strided = act("cpu", rows=6).view(2, 3, 512)[:, ::2]  # leading axes that do not fold: the general path
+        counts = torch_ops.native_counts()
+        assert (counts["planned"], counts["planned_here"], counts["refused"]) == (5, 4, 0), counts
+        strided = act(device, rows=6).view(2, 3, 512)[:, ::2]  # leading axes that do not fold: the general path
         with pytest.raises(RuntimeError, match="do not fold"):
             torch.ops.fusedquant.quantize(strided, config)
         made.clear()
@@ -223,7 +230,7 @@ def test_planned_calls_with_pointer_arguments_follow_the_tensors_they_are_given(
         for _ in range(3):
             got = torch.ops.fusedquant.quantize(x, config, **pointers)
             assert all(same_bytes(storage(g), storage(w)) for g, w in zip(got, general()))
-        assert made == [1]
+        assert made == [1], torch_ops.native_counts()
         more = act(device, rows=24, seed=1).view(*x.shape[:-2], -1, 512)  # more rows, the same pointer tensors
         if "row_prob" in pointers:  # 12 probabilities for 24 rows: refused as the general path refuses it
             with pytest.raises(RuntimeError, match="row_prob: 12 values"):
