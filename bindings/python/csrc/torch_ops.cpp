@@ -1,6 +1,6 @@
 // The C++ kernel of torch.ops.fusedquant.quantize for CPU and CUDA tensors, on PyTorch's stable ABI (one build
 // serves torch 2.10 and later). A call whose configuration, input geometry and pointer arguments (their tensors'
-// addresses) the Python layer has planned (fusedquant/torch_ops.py hands the plan over with fq_torch_remember)
+// addresses) the Python layer has planned (fusedquant/torch_ops.py hands the plan over to fusedquant::_remember)
 // runs as one fqPlanExecute into new outputs, without Python; a call of the same configuration and pointer
 // arguments on a new geometry (another token count) is planned here, from the descriptor handed over with the
 // first plan. Every other call (the first of its family, a columnwise output, NVFP4's amax computed on the
@@ -47,9 +47,9 @@ constexpr int kPointers = 6;
 struct Key {
     std::string config;
     int32_t device_index;  // -1: host memory
-    int32_t dtype;         // the input's ScalarType
+    int32_t dtype;         // the input's dtype_code
     std::vector<int64_t> sizes, strides;
-    // Per pointer argument: address, ScalarType, elements, device index (-1: host; -2: absent).
+    // Per pointer argument: address, dtype_code, elements, device index (-1: host; -2: absent).
     std::array<int64_t, 4 * kPointers> pointers;
     // The out= form's buffers (outputs_of); empty for the functional operator.
     std::vector<int64_t> outputs = {};
@@ -79,9 +79,9 @@ using PlanRef = std::shared_ptr<std::remove_pointer_t<fqPlan_t>>;
 struct Planned {
     PlanRef plan;
     std::vector<int64_t> values_shape;
-    ScalarType values_dtype;
+    Tensor values_like;  // an empty tensor of the values' dtype on x's device: what new outputs are made like
     int64_t scale_elements;
-    ScalarType scale_dtype;
+    Tensor scales_like;  // the same for the scale storage
     size_t scale_bytes;
     int64_t workspace;
     bool zero_values, zero_scales;  // bytes the library leaves unwritten (MoE rows no expert owns, a static scale)
@@ -138,7 +138,7 @@ struct Family {
     int32_t in_type, out_type;  // fqDataType
     int64_t cols;               // output columns (elements of out_type)
     int64_t values_last;        // the values tensor's last size (cols, or cols / 2 FP4 pairs)
-    ScalarType values_dtype, scale_dtype;
+    Tensor values_like, scales_like;
     int64_t scale_element_bytes;
     bool zero_values, zero_scales;
     std::shared_ptr<const std::array<Tensor, 3>> unwritten;
@@ -192,10 +192,19 @@ fqHandle_t handle_for(int32_t device_index) {
 
 int32_t device_of(const Tensor& t) { return t.is_cuda() ? int32_t(t.get_device_index()) : -1; }
 
-// Pointer argument i's part of a key: its address, ScalarType, elements and device index; an absent one's marks.
-void set_pointer(Key& key, int i, int64_t address, ScalarType dtype, int64_t elements, int64_t device) {
+// A tensor's dtype as the stable ABI's C shim numbers it: compared, never made a ScalarType, which the stable ABI
+// of torch 2.10 does not do for every dtype (float8_e8m0fnu and float4_e2m1fn_x2 buffers are the out= form's).
+int32_t dtype_code(const Tensor& t) {
+    int32_t code = 0;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
+    return code;
+}
+
+// Pointer argument i's part of a key: its address, dtype, elements and device index; an absent one's marks.
+void set_pointer(Key& key, int i, const Tensor& t) {
     int64_t* k = &key.pointers[4 * i];
-    k[0] = address, k[1] = int64_t(dtype), k[2] = elements, k[3] = device;
+    k[0] = int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())), k[1] = dtype_code(t), k[2] = t.numel(),
+    k[3] = device_of(t);
 }
 constexpr int64_t kAbsent = -2;  // the device index of an absent pointer argument
 void set_absent(Key& key, int i) {
@@ -206,49 +215,28 @@ void set_absent(Key& key, int i) {
 // The key of a call, or nothing where a pointer argument is not contiguous (the general path takes it).
 std::optional<Key> key_of(const std::string& config, const Tensor& x, const std::optional<Tensor> (&given)[kPointers]) {
     const auto sizes = x.sizes(), strides = x.strides();
-    Key key{config, device_of(x), int32_t(x.scalar_type()), std::vector<int64_t>(sizes.begin(), sizes.end()),
+    Key key{config, device_of(x), dtype_code(x), std::vector<int64_t>(sizes.begin(), sizes.end()),
             std::vector<int64_t>(strides.begin(), strides.end()), {}};
     for (int i = 0; i < kPointers; ++i) {
         if (!given[i]) {
             set_absent(key, i);
             continue;
         }
-        const Tensor& t = *given[i];
-        if (!t.is_contiguous()) return std::nullopt;
-        set_pointer(key, i, int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())), t.scalar_type(), t.numel(),
-                    device_of(t));
+        if (!given[i]->is_contiguous()) return std::nullopt;
+        set_pointer(key, i, *given[i]);
     }
     return key;
 }
 
 // The out= form's part of a key: the values buffer's sizes, strides, dtype and device, and the scale buffer's
 // bytes, dtype and device (its address may change from call to call, not its geometry).
-std::vector<int64_t> outputs_key(int32_t ndim, const int64_t* sizes, const int64_t* strides, ScalarType out_dtype,
-                                 int32_t out_device, int64_t scale_bytes, ScalarType scale_dtype,
-                                 int32_t scale_device) {
-    std::vector<int64_t> k(sizes, sizes + ndim);
-    k.insert(k.end(), strides, strides + ndim);
-    k.insert(k.end(), {int64_t(ndim), int64_t(out_dtype), out_device, scale_bytes, int64_t(scale_dtype), scale_device});
-    return k;
-}
 std::vector<int64_t> outputs_of(const Tensor& out, const Tensor& scales) {
-    return outputs_key(int32_t(out.sizes().size()), out.sizes().data(), out.strides().data(), out.scalar_type(),
-                       device_of(out), int64_t(scales.numel() * scales.element_size()), scales.scalar_type(),
-                       device_of(scales));
-}
-
-// The dtype names fusedquant/torch_ops.py passes (torch's, without "torch.").
-std::optional<ScalarType> dtype_of(const char* name) {
-    static const std::pair<const char*, ScalarType> kNames[] = {
-        {"uint8", ScalarType::Byte},          {"int8", ScalarType::Char},
-        {"int32", ScalarType::Int},           {"float32", ScalarType::Float},
-        {"float16", ScalarType::Half},        {"bfloat16", ScalarType::BFloat16},
-        {"float8_e4m3fn", ScalarType::Float8_e4m3fn}, {"float8_e5m2", ScalarType::Float8_e5m2},
-        {"float8_e4m3fnuz", ScalarType::Float8_e4m3fnuz},
-    };
-    for (const auto& [n, t] : kNames)
-        if (std::strcmp(n, name) == 0) return t;
-    return std::nullopt;
+    const auto sizes = out.sizes(), strides = out.strides();
+    std::vector<int64_t> k(sizes.begin(), sizes.end());
+    k.insert(k.end(), strides.begin(), strides.end());
+    k.insert(k.end(), {int64_t(sizes.size()), dtype_code(out), device_of(out),
+                       int64_t(scales.numel() * scales.element_size()), dtype_code(scales), device_of(scales)});
+    return k;
 }
 
 // ---- A new geometry of a known family ------------------------------------------------------------------------
@@ -319,7 +307,7 @@ std::optional<Planned> plan_for(const Family& f, const Tensor& x, const Key& key
     std::vector<int64_t> values_shape = r->lead;
     values_shape.push_back(f.values_last);
     const int64_t elements = std::max<int64_t>((scale_bytes + f.scale_element_bytes - 1) / f.scale_element_bytes, 1);
-    return Planned{std::move(ref), std::move(values_shape), f.values_dtype, elements, f.scale_dtype,
+    return Planned{std::move(ref), std::move(values_shape), f.values_like, elements, f.scales_like,
                    size_t(scale_bytes), workspace, f.zero_values, f.zero_scales, f.unwritten};
 }
 
@@ -369,9 +357,8 @@ bool execute(const Planned& planned, const Tensor& x, const Tensor& values, cons
 
 // The outputs of `planned` on x, new, or nothing where execute refuses.
 std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
-    const auto device = x.device();
-    Tensor values = torch::stable::empty(planned.values_shape, planned.values_dtype, std::nullopt, device);
-    Tensor scales = torch::stable::empty({planned.scale_elements}, planned.scale_dtype, std::nullopt, device);
+    Tensor values = torch::stable::new_empty(planned.values_like, planned.values_shape);
+    Tensor scales = torch::stable::new_empty(planned.scales_like, {planned.scale_elements});
     if (planned.zero_values) torch::stable::zero_(values);
     if (planned.zero_scales) torch::stable::zero_(scales);
     if (!execute(planned, x, values, scales, planned.scale_bytes)) return std::nullopt;
@@ -463,72 +450,66 @@ void quantize_out(Tensor x, std::string config, std::optional<Tensor> out, std::
     call_python("fusedquant::quantize_out_general", stack);
 }
 
+// ---- The hand-over from the Python kernel -------------------------------------------------------------------
+
+// fusedquant::_remember, which the Python kernel calls after it has planned and run a call: takes over `plan` and
+// `desc` (the addresses of an fqPlan_t and of its fqQuantDesc_t, pointer attributes set, which the caller no
+// longer destroys) as the planned call of `config` on x's geometry with the pointer arguments given. Functional
+// form: `values` and `scales` are the outputs the call returned (the next calls' outputs are made like them), and
+// with the descriptor, the fqDataTypes of input and output and the output's columns they make the family that
+// plans the call's other token counts here. Out= form: the caller's buffers, whose geometry joins the key. False,
+// taking nothing over, where the call has no key (a pointer argument not contiguous).
+bool remember(Tensor x, std::string config, std::optional<Tensor> static_scale, std::optional<Tensor> scale_ub,
+              std::optional<Tensor> row_prob, std::optional<Tensor> global_amax, std::optional<Tensor> moe_offsets,
+              std::optional<Tensor> moe_counts, Tensor values, Tensor scales, bool out_form, int64_t plan,
+              int64_t desc, int64_t in_type, int64_t out_type, int64_t cols, int64_t workspace, bool zero_values,
+              bool zero_scales) {
+    const std::optional<Tensor> given[kPointers] = {static_scale, scale_ub, row_prob, global_amax, moe_offsets,
+                                                    moe_counts};
+    std::optional<Key> key = key_of(config, x, given);
+    if (!key) return false;
+    const auto unwritten = unwritten_outputs(device_of(x));
+    const auto shape = values.sizes();
+    const Tensor values_like = torch::stable::new_empty(values, {0}), scales_like = torch::stable::new_empty(scales, {0});
+    const int64_t scale_element_bytes = int64_t(scales.element_size());
+    // Owned from here on, after everything that can throw (the caller destroys them if this raises).
+    PlanRef owned_plan(reinterpret_cast<fqPlan_t>(plan), fqPlanDestroy);
+    std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> owned_desc(reinterpret_cast<fqQuantDesc_t>(desc),
+                                                                     fqQuantDescDestroy);
+    if (out_form)  // no family: the caller's buffers set the geometry
+        key->outputs = outputs_of(values, scales);
+    else
+        families().insert(family_key(*key), std::make_shared<const Family>(Family{
+            std::move(owned_desc), int32_t(in_type), int32_t(out_type), cols, shape.back(), values_like, scales_like,
+            scale_element_bytes, zero_values, zero_scales, unwritten}));
+    cache().insert(std::move(*key), Planned{std::move(owned_plan), std::vector<int64_t>(shape.begin(), shape.end()),
+                                            values_like, scales.numel(), scales_like,
+                                            size_t(scales.numel() * scale_element_bytes), workspace, zero_values,
+                                            zero_scales, unwritten});
+    return true;
+}
+
 }  // namespace fq_torch
 
+STABLE_TORCH_LIBRARY_FRAGMENT(fusedquant, m) {
+    m.def("_remember(Tensor x, str config, Tensor? static_scale, Tensor? scale_ub, Tensor? row_prob, "
+          "Tensor? global_amax, Tensor? moe_offsets, Tensor? moe_counts, Tensor values, Tensor scales, bool out_form, "
+          "int plan, int desc, int in_type, int out_type, int cols, int workspace, bool zero_values, "
+          "bool zero_scales) -> bool");
+}
 STABLE_TORCH_LIBRARY_IMPL(fusedquant, CPU, m) {
     m.impl("quantize", TORCH_BOX(&fq_torch::quantize));
     m.impl("quantize_out", TORCH_BOX(&fq_torch::quantize_out));
+    m.impl("_remember", TORCH_BOX(&fq_torch::remember));
 }
 STABLE_TORCH_LIBRARY_IMPL(fusedquant, CUDA, m) {
     m.impl("quantize", TORCH_BOX(&fq_torch::quantize));
     m.impl("quantize_out", TORCH_BOX(&fq_torch::quantize_out));
+    m.impl("_remember", TORCH_BOX(&fq_torch::remember));
 }
 
 // ---- What the Python layer calls (ctypes) ----------------------------------------------------------------------
 extern "C" {
-
-// Takes over `plan` and `desc` (which the caller no longer destroys) as the planned call of `config` on an input of
-// `in_dtype` (a torch dtype name), `ndim` sizes and strides, on CUDA device `device_index` (-1: host memory), with
-// the pointer arguments `pointers` (address, elements, device index; -2: absent) of `pointer_dtypes` (names, ""
-// when absent). The functional form (`out_ndim` -1): its outputs' shapes, dtypes and zero-filling; `desc` (the
-// plan's descriptor, pointer attributes set), the fqDataTypes of input and output, the output's columns and the
-// scale storage's element bytes make the family that plans other geometries of the call here. The out= form
-// (`out_ndim` >= 0): the values buffer's sizes, strides, dtype and device and the scale buffer's bytes, dtype and
-// device, part of its key. Returns 0, or -1 for a dtype name it does not know (both stay the caller's).
-__attribute__((visibility("default"))) int fq_torch_remember(
-    const char* config, int32_t device_index, const char* in_dtype, int32_t ndim, const int64_t* sizes,
-    const int64_t* strides, const int64_t* pointers, const char* const* pointer_dtypes, int32_t out_ndim,
-    const int64_t* out_sizes, const int64_t* out_strides, const char* out_buffer_dtype, int32_t out_device,
-    int64_t out_scale_bytes, const char* out_scale_dtype, int32_t out_scale_device, void* plan, void* desc,
-    int32_t in_type, int32_t out_type, int64_t cols, int32_t values_ndim, const int64_t* values_shape,
-    const char* values_dtype, int64_t scale_elements, const char* scale_dtype, int64_t scale_element_bytes,
-    int64_t scale_bytes, int64_t workspace, int32_t zero_values, int32_t zero_scales) {
-    using fq_torch::dtype_of;
-    const auto in = dtype_of(in_dtype), out = dtype_of(values_dtype), sc = dtype_of(scale_dtype);
-    const bool out_form = out_ndim >= 0;
-    const auto ob = out_form ? dtype_of(out_buffer_dtype) : out, os = out_form ? dtype_of(out_scale_dtype) : sc;
-    if (!in || !out || !sc || !ob || !os || values_ndim < 1) return -1;
-    fq_torch::Key key{config, device_index, int32_t(*in), std::vector<int64_t>(sizes, sizes + ndim),
-                      std::vector<int64_t>(strides, strides + ndim), {}};
-    for (int i = 0; i < fq_torch::kPointers; ++i) {
-        const int64_t* p = &pointers[3 * i];
-        if (p[2] == fq_torch::kAbsent) {
-            fq_torch::set_absent(key, i);
-            continue;
-        }
-        const auto t = dtype_of(pointer_dtypes[i]);
-        if (!t) return -1;
-        fq_torch::set_pointer(key, i, p[0], *t, p[1], p[2]);
-    }
-    // Owned from here on.
-    std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> owned(static_cast<fqQuantDesc_t>(desc), fqQuantDescDestroy);
-    const auto unwritten = fq_torch::unwritten_outputs(device_index);
-    if (out_form) {  // its buffers in the key, no family (the caller's buffers set the geometry)
-        key.outputs = fq_torch::outputs_key(out_ndim, out_sizes, out_strides, *ob, out_device, out_scale_bytes, *os,
-                                            out_scale_device);
-    } else {
-        auto family = std::make_shared<const fq_torch::Family>(fq_torch::Family{
-            std::move(owned), in_type, out_type, cols, values_shape[values_ndim - 1], *out, *sc, scale_element_bytes,
-            zero_values != 0, zero_scales != 0, unwritten});
-        fq_torch::families().insert(fq_torch::family_key(key), std::move(family));
-    }
-    fq_torch::Planned planned{fq_torch::PlanRef(static_cast<fqPlan_t>(plan), fqPlanDestroy),
-                              std::vector<int64_t>(values_shape, values_shape + values_ndim),
-                              *out, scale_elements, *sc, size_t(scale_bytes), workspace,
-                              zero_values != 0, zero_scales != 0, unwritten};
-    fq_torch::cache().insert(std::move(key), std::move(planned));
-    return 0;
-}
 
 // The Python kernel's error message on this thread, for the RuntimeError the operator raises.
 __attribute__((visibility("default"))) void fq_torch_fail(const char* message) { fq_torch::general_error = message; }

@@ -310,7 +310,7 @@ def _run_planned(planned, config, x, given):
     """planned(x); then, with the C++ kernel, the plan handed over to it for the next call of this key."""
     outputs = planned(x)
     if _NATIVE is not None:
-        _NATIVE.remember(config, x, given, planned)
+        _NATIVE.remember(config, x, given, planned, *outputs[:2])
     return outputs
 
 
@@ -414,52 +414,29 @@ torch.library.register_fake("fusedquant::quantize_general")(_fake_quantize)
 # kernels run every call.
 
 class _Native:
-    """The C++ kernel's library and its plan hand-over (ctypes)."""
+    """The C++ kernel's library: its plans are handed over through its operator fusedquant::_remember, its
+    bookkeeping (clear_cache, counts, the Python kernel's error message) through ctypes."""
 
     def __init__(self, path):
         import ctypes
         torch.ops.load_library(str(path))
         self.path, self._lib = path, ctypes.CDLL(str(path))
-        i32, i64, p64, text = ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
-        self._lib.fq_torch_remember.argtypes = [text, i32, text, i32, p64, p64, p64, ctypes.POINTER(text),
-                                                i32, p64, p64, text, i32, i64, text, i32,  # the out= form's buffers
-                                                ctypes.c_void_p, ctypes.c_void_p, i32, i32, i64, i32, p64, text, i64,
-                                                text, i64, i64, i64, i32, i32]
-        self._texts = lambda values: (text * len(values))(*values)
-        self._lib.fq_torch_remember.restype = ctypes.c_int
+        p64 = ctypes.POINTER(ctypes.c_int64)
         self._lib.fq_torch_forget_all.argtypes = []
         self._lib.fq_torch_counts.argtypes = [p64, ctypes.c_char_p, ctypes.c_size_t]
         self._lib.fq_torch_counts.restype = ctypes.c_size_t
-        self._lib.fq_torch_fail.argtypes = [text]
+        self._lib.fq_torch_fail.argtypes = [ctypes.c_char_p]
         self._failure = threading.local()
-        self._int64s = lambda values: (ctypes.c_int64 * max(len(values), 1))(*values)
 
-    def remember(self, config, x, given, planned, out=None, scales=None):
-        """Hands planned's plan over to the C++ kernel as the plan of (config, x's geometry, the pointer arguments
-        `given`: each one's address, dtype, elements and device, as _pointer_key; the out= form's buffers' geometry:
-        out's sizes, strides, dtype and device, the scales' bytes, dtype and device)."""
-        name = lambda dtype: str(dtype).removeprefix("torch.").encode()  # noqa: E731
-        (shape, values_dtype), (elements, scale_dtype) = planned.values, planned.scales
-        pointers, pointer_dtypes = [], []
-        for t in given:
-            pointers += (0, 0, -2) if t is None else (t.data_ptr(), t.numel(), _device_index(t))
-            pointer_dtypes.append(b"" if t is None else name(t.dtype))
+    def remember(self, config, x, given, planned, values, scales, out_form=False):
+        """Hands planned's plan and descriptor over to the C++ kernel (fusedquant::_remember) as the plan of
+        (config, x's geometry, the pointer arguments `given`); `values` and `scales`: the outputs the call
+        returned, or (out_form) the out= form's buffers."""
         plan, (desc, in_type, out_type, cols) = planned.plan, planned.family
         address = lambda obj: int(_core.ffi.cast("uintptr_t", obj.ptr))  # noqa: E731
-        device = _device_index
-        if out is None:
-            out_form = (-1, None, None, b"", -1, 0, b"", -1)
-        else:
-            out_form = (out.dim(), self._int64s(out.shape), self._int64s(out.stride()), name(out.dtype), device(out),
-                        scales.numel() * scales.element_size(), name(scales.dtype), device(scales))
-        status = self._lib.fq_torch_remember(
-            config.encode(), device(x), name(x.dtype), x.dim(), self._int64s(x.shape),
-            self._int64s(x.stride()), self._int64s(pointers), self._texts(pointer_dtypes), *out_form, address(plan),
-            address(desc), in_type, out_type, cols, len(shape), self._int64s(shape), name(values_dtype), elements,
-            name(scale_dtype), scale_dtype.itemsize, elements * scale_dtype.itemsize, planned.ws_size,
-            *planned.zeroed)
-        if status == 0:  # the C++ kernel destroys them
-            plan._finalizer.detach()
+        if torch.ops.fusedquant._remember(x, config, *given, values, scales, out_form, address(plan), address(desc),
+                                          in_type, out_type, cols, planned.ws_size, *planned.zeroed):
+            plan._finalizer.detach()  # the C++ kernel destroys them
             desc._finalizer.detach()
 
     def forget_all(self):
@@ -529,7 +506,7 @@ def quantize_out_op(x, config, out, scales, col_out, col_scales, static_scale=No
     if key is not None:  # checked and written: plan the next call of these buffers' geometry
         planned = _new_planned_op(config, x, given, out=out)
         if planned is not None and _NATIVE is not None:
-            _NATIVE.remember(config, x, given, planned, out=out, scales=scales)
+            _NATIVE.remember(config, x, given, planned, out, scales, out_form=True)
         elif planned is not None:
             _api._lru("torch_out_op", key, lambda: planned)
 

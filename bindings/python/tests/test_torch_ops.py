@@ -276,6 +276,34 @@ def test_the_out_form_plans_rowwise_buffers_and_writes_what_the_general_path_wri
             torch.ops.fusedquant.quantize_out(x, config, out[:-1], scales, None, None, **pointers)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("scheme", ["mxfp8", "nvfp4"])
+def test_the_out_form_takes_buffers_of_the_e8m0_and_fp4_dtypes(device, scheme):
+    """quantize_out writes MXFP8's scales into a float8_e8m0fnu buffer and NVFP4's values into a float4_e2m1fn_x2
+    one (where torch has them): the functional operator's bytes, and, with the C++ kernel, planned from the second
+    call on (its keys compare dtypes the stable ABI of torch 2.10 cannot name)."""
+    dtype = {"mxfp8": "float8_e8m0fnu", "nvfp4": "float4_e2m1fn_x2"}[scheme]
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch {torch.__version__} has no {dtype}")
+    x = act(device, rows=6)
+    config = torch_ops._config(dict(scheme=scheme, activation="silu", gate_layout="split"))
+    given = dict(global_amax=torch.tensor([40.0], dtype=torch.float32, device=device)) if scheme == "nvfp4" else {}
+    want = torch.ops.fusedquant.quantize(x, config, **given)
+    fq.clear_cache()
+    for _ in range(3):
+        out, scales = torch.full_like(want[0], 0x55), torch.full_like(want[1], 0x55)
+        if scheme == "mxfp8":
+            scales = scales.view(getattr(torch, dtype))
+        else:
+            out = out.view(getattr(torch, dtype))
+        torch.ops.fusedquant.quantize_out(x, config, out, scales, None, None, **given)
+        assert same_bytes(out.view(torch.uint8), want[0].view(torch.uint8))
+        assert same_bytes(scales.view(torch.uint8), want[1].view(torch.uint8))
+    if torch_ops.NATIVE_KERNEL:
+        counts = torch_ops.native_counts()
+        assert (counts["planned"], counts["general"], counts["refused"]) == (2, 1, 0), counts
+
+
 def test_a_refused_call_raises_the_library_message_from_the_operator_and_its_error_from_the_functional_names():
     """The operator raises a RuntimeError with the library's message (from the C++ kernel, or the Python kernel's
     FusedQuantError, a RuntimeError); the functional names raise the FusedQuantError itself."""
