@@ -248,20 +248,23 @@ class _PlannedCall:
     """What a planned quantize() call worked out, for the next call with the same _call_key: the plan, the
     output's shape and dtype, the scale buffer's facts and the workspace size. Running it allocates the outputs
     and makes one fqPlanExecute."""
-    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size", "torch")
+    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size", "storage", "torch")
 
     def __init__(self, plan, out_shape, out_dtype, info, ws_size):
         self.plan, self.out_shape, self.out_dtype, self.info, self.ws_size = plan, out_shape, out_dtype, info, ws_size
+        elements, dtype = scale_storage(info)
+        self.storage = (elements, dtype, scale_view_geometry(info))  # the scale storage and its view (_scales)
         self.torch = None  # torch_run's values and scales, and the scale view, made on the first torch_call
 
     def __call__(self, x, stream):
+        elements, dtype, view = self.storage
         with _arrays.device_guard(x.kind, x.device):
             out = _arrays.empty(x.kind, x.device, self.out_shape, self.out_dtype)
-            scales, scales_arr = _scales(None, x, self.info)
+            storage = wrap(_arrays.empty(x.kind, x.device, (elements,), dtype))
             ws = wrap(_arrays.empty(x.kind, x.device, (self.ws_size,), "uint8")).ptr if self.ws_size else 0
-            self.plan.run(x.ptr, wrap(out).ptr, scales_arr.ptr, scales_arr.capacity, ws, self.ws_size,
+            self.plan.run(x.ptr, wrap(out).ptr, storage.ptr, storage.capacity, ws, self.ws_size,
                           _stream(x.kind, x.device, stream))
-        return out, scales
+        return out, storage.obj if view is None else _arrays.as_strided(x.kind, storage.obj, *view)
 
     def torch_call(self, x, stream):
         """The same for a PyTorch tensor x, without Arrays (torch_run)."""

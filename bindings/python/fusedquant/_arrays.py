@@ -47,11 +47,22 @@ class Array:
         return "the host" if self.device < 0 else f"CUDA device {self.device}"
 
 
+_DTYPE_NAMES = {}  # NumPy dtype -> its name, which is a Python-level property (read for every array of a call)
+
+
+def _np_dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
+
+
 def wrap(obj):
     """An Array for a NumPy array, a PyTorch tensor or a CuPy array (TypeError for anything else)."""
     if isinstance(obj, np.ndarray):
-        if not obj.dtype.isnative:
-            raise TypeError(f"fusedquant: a byte-swapped {obj.dtype} array; use .astype(native dtype)")
+        dtype = obj.dtype
+        if not dtype.isnative:
+            raise TypeError(f"fusedquant: a byte-swapped {dtype} array; use .astype(native dtype)")
         owner = obj  # the array that owns the memory, through views and as_strided's DummyArray
         while True:
             base = owner.base if isinstance(owner.base, np.ndarray) else getattr(owner.base, "base", None)
@@ -59,8 +70,8 @@ def wrap(obj):
                 break
             owner = base
         ptr = obj.__array_interface__["data"][0]
-        end = owner.__array_interface__["data"][0] + owner.nbytes
-        return Array(obj, "numpy", -1, ptr, obj.shape, obj.strides, obj.itemsize, obj.dtype.name, end - ptr)
+        end = (ptr if owner is obj else owner.__array_interface__["data"][0]) + owner.nbytes
+        return Array(obj, "numpy", -1, ptr, obj.shape, obj.strides, obj.itemsize, _np_dtype_name(dtype), end - ptr)
     module = type(obj).__module__.partition(".")[0]
     if module == "torch":
         if obj.device.type not in ("cpu", "cuda"):
@@ -73,7 +84,7 @@ def wrap(obj):
         cai = obj.__cuda_array_interface__
         ptr, mem = cai["data"][0], obj.data.mem
         return Array(obj, "cupy", obj.device.id, ptr, tuple(cai["shape"]), tuple(obj.strides), obj.itemsize,
-                     obj.dtype.name, mem.size - (ptr - mem.ptr))
+                     _np_dtype_name(obj.dtype), mem.size - (ptr - mem.ptr))
     raise TypeError(f"fusedquant: expected a numpy array, torch tensor or cupy array, got {type(obj).__name__}")
 
 
