@@ -74,18 +74,26 @@ struct KeyHash {
 // another thread destroys it only after the last execution.
 using PlanRef = std::shared_ptr<std::remove_pointer_t<fqPlan_t>>;
 
-// What a planned call allocates and runs, and the empty tensors it returns for the outputs it does not write
-// (columnwise values and scales, global amax): the same ones every call, as the Python kernel does.
+// How a configuration's outputs are made, whatever the geometry: empty tensors of the values' and the scale
+// storage's dtypes on x's device (new outputs are made like them), whether the library leaves bytes of them
+// unwritten (MoE rows no expert owns, a static scale's slot: zero-filled first), and the empty tensors returned
+// for the outputs a planned call does not write (columnwise values and scales, global amax): the same ones every
+// call, as the Python kernel does.
+struct OutputForm {
+    Tensor values_like, scales_like;
+    int64_t scale_element_bytes;
+    bool zero_values, zero_scales;
+    std::array<Tensor, 3> unwritten;
+};
+
+// What a planned call allocates and runs.
 struct Planned {
     PlanRef plan;
     std::vector<int64_t> values_shape;
-    Tensor values_like;  // an empty tensor of the values' dtype on x's device: what new outputs are made like
     int64_t scale_elements;
-    Tensor scales_like;  // the same for the scale storage
     size_t scale_bytes;
     int64_t workspace;
-    bool zero_values, zero_scales;  // bytes the library leaves unwritten (MoE rows no expert owns, a static scale)
-    std::shared_ptr<const std::array<Tensor, 3>> unwritten;
+    std::shared_ptr<const OutputForm> form;
 };
 
 // A bounded map, least recently used entries dropped first, safe to share between threads.
@@ -131,17 +139,14 @@ private:
 };
 
 // What a call's plan depends on besides its rows and row stride (a family of plans, one per geometry): the
-// descriptor (pointer attributes set), the types and the outputs' columns, dtypes and zero-filling. With it a
-// call of a new token count is planned here, without Python.
+// descriptor (pointer attributes set), the types, the outputs' columns and their form. With it a call of a new
+// token count is planned here, without Python.
 struct Family {
     std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> desc;
     int32_t in_type, out_type;  // fqDataType
     int64_t cols;               // output columns (elements of out_type)
     int64_t values_last;        // the values tensor's last size (cols, or cols / 2 FP4 pairs)
-    Tensor values_like, scales_like;
-    int64_t scale_element_bytes;
-    bool zero_values, zero_scales;
-    std::shared_ptr<const std::array<Tensor, 3>> unwritten;
+    std::shared_ptr<const OutputForm> form;
 };
 
 // Never destroyed: plans outlive the process's static destructors (and torch's) without an order to keep.
@@ -306,9 +311,9 @@ std::optional<Planned> plan_for(const Family& f, const Tensor& x, const Key& key
         return std::nullopt;
     std::vector<int64_t> values_shape = r->lead;
     values_shape.push_back(f.values_last);
-    const int64_t elements = std::max<int64_t>((scale_bytes + f.scale_element_bytes - 1) / f.scale_element_bytes, 1);
-    return Planned{std::move(ref), std::move(values_shape), f.values_like, elements, f.scales_like,
-                   size_t(scale_bytes), workspace, f.zero_values, f.zero_scales, f.unwritten};
+    const int64_t el = f.form->scale_element_bytes;
+    const int64_t elements = std::max<int64_t>((scale_bytes + el - 1) / el, 1);
+    return Planned{std::move(ref), std::move(values_shape), elements, size_t(scale_bytes), workspace, f.form};
 }
 
 // ---- One planned call ----------------------------------------------------------------------------------------
@@ -357,25 +362,23 @@ bool execute(const Planned& planned, const Tensor& x, const Tensor& values, cons
 
 // The outputs of `planned` on x, new, or nothing where execute refuses.
 std::optional<Outputs> run_planned(const Planned& planned, const Tensor& x) {
-    Tensor values = torch::stable::new_empty(planned.values_like, planned.values_shape);
-    Tensor scales = torch::stable::new_empty(planned.scales_like, {planned.scale_elements});
-    if (planned.zero_values) torch::stable::zero_(values);
-    if (planned.zero_scales) torch::stable::zero_(scales);
+    const OutputForm& f = *planned.form;
+    Tensor values = torch::stable::new_empty(f.values_like, planned.values_shape);
+    Tensor scales = torch::stable::new_empty(f.scales_like, {planned.scale_elements});
+    if (f.zero_values) torch::stable::zero_(values);
+    if (f.zero_scales) torch::stable::zero_(scales);
     if (!execute(planned, x, values, scales, planned.scale_bytes)) return std::nullopt;
-    const auto& [col_values, col_scales, amax] = *planned.unwritten;
+    const auto& [col_values, col_scales, amax] = f.unwritten;
     return Outputs{values, scales, col_values, col_scales, amax};
 }
 
-// The empty tensors of the outputs a planned call does not write, on CUDA device `device_index` (-1: host).
-std::shared_ptr<const std::array<Tensor, 3>> unwritten_outputs(int32_t device_index) {
-    using torch::headeronly::DeviceType;
-    const torch::stable::Device device =
-        device_index < 0 ? torch::stable::Device(DeviceType::CPU)
-                         : torch::stable::Device(DeviceType::CUDA,
-                                                 static_cast<torch::stable::accelerator::DeviceIndex>(device_index));
-    auto empty = [&](ScalarType dtype) { return torch::stable::empty({0}, dtype, std::nullopt, device); };
-    return std::make_shared<const std::array<Tensor, 3>>(
-        std::array<Tensor, 3>{empty(ScalarType::Byte), empty(ScalarType::Byte), empty(ScalarType::Float)});
+// The OutputForm of outputs made like `values` and `scales` (a call's, or the out= form's buffers), on x's device.
+std::shared_ptr<const OutputForm> output_form(const Tensor& x, const Tensor& values, const Tensor& scales,
+                                              bool zero_values, bool zero_scales) {
+    auto empty = [&](ScalarType dtype) { return torch::stable::empty({0}, dtype, std::nullopt, x.device()); };
+    return std::make_shared<const OutputForm>(OutputForm{
+        torch::stable::new_empty(values, {0}), torch::stable::new_empty(scales, {0}), int64_t(scales.element_size()),
+        zero_values, zero_scales, {empty(ScalarType::Byte), empty(ScalarType::Byte), empty(ScalarType::Float)}});
 }
 
 // ---- The operator ----------------------------------------------------------------------------------------------
@@ -468,24 +471,19 @@ bool remember(Tensor x, std::string config, std::optional<Tensor> static_scale, 
                                                     moe_counts};
     std::optional<Key> key = key_of(config, x, given);
     if (!key) return false;
-    const auto unwritten = unwritten_outputs(device_of(x));
     const auto shape = values.sizes();
-    const Tensor values_like = torch::stable::new_empty(values, {0}), scales_like = torch::stable::new_empty(scales, {0});
-    const int64_t scale_element_bytes = int64_t(scales.element_size());
+    auto form = output_form(x, values, scales, zero_values, zero_scales);
+    if (out_form) key->outputs = outputs_of(values, scales);  // the caller's buffers set the geometry: no family
     // Owned from here on, after everything that can throw (the caller destroys them if this raises).
     PlanRef owned_plan(reinterpret_cast<fqPlan_t>(plan), fqPlanDestroy);
     std::shared_ptr<std::remove_pointer_t<fqQuantDesc_t>> owned_desc(reinterpret_cast<fqQuantDesc_t>(desc),
                                                                      fqQuantDescDestroy);
-    if (out_form)  // no family: the caller's buffers set the geometry
-        key->outputs = outputs_of(values, scales);
-    else
+    if (!out_form)
         families().insert(family_key(*key), std::make_shared<const Family>(Family{
-            std::move(owned_desc), int32_t(in_type), int32_t(out_type), cols, shape.back(), values_like, scales_like,
-            scale_element_bytes, zero_values, zero_scales, unwritten}));
+            std::move(owned_desc), int32_t(in_type), int32_t(out_type), cols, shape.back(), form}));
     cache().insert(std::move(*key), Planned{std::move(owned_plan), std::vector<int64_t>(shape.begin(), shape.end()),
-                                            values_like, scales.numel(), scales_like,
-                                            size_t(scales.numel() * scale_element_bytes), workspace, zero_values,
-                                            zero_scales, unwritten});
+                                            scales.numel(), size_t(scales.numel() * scales.element_size()), workspace,
+                                            std::move(form)});
     return true;
 }
 
