@@ -248,29 +248,27 @@ class _PlannedCall:
     """What a planned quantize() call worked out, for the next call with the same _call_key: the plan, the
     output's shape and dtype, the scale buffer's facts and the workspace size. Running it allocates the outputs
     and makes one fqPlanExecute."""
-    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size", "storage", "torch")
+    __slots__ = ("plan", "out_shape", "out_dtype", "info", "ws_size", "scale_facts", "torch")
 
     def __init__(self, plan, out_shape, out_dtype, info, ws_size):
         self.plan, self.out_shape, self.out_dtype, self.info, self.ws_size = plan, out_shape, out_dtype, info, ws_size
-        elements, dtype = scale_storage(info)
-        self.storage = (elements, dtype, scale_view_geometry(info))  # the scale storage and its view (_scales)
+        self.scale_facts = new_scale_facts(info)
         self.torch = None  # torch_run's values and scales, and the scale view, made on the first torch_call
 
     def __call__(self, x, stream):
-        elements, dtype, view = self.storage
         with _arrays.device_guard(x.kind, x.device):
             out = _arrays.empty(x.kind, x.device, self.out_shape, self.out_dtype)
-            storage = wrap(_arrays.empty(x.kind, x.device, (elements,), dtype))
+            scales, storage = new_scales(x.kind, x.device, self.scale_facts)
             ws = wrap(_arrays.empty(x.kind, x.device, (self.ws_size,), "uint8")).ptr if self.ws_size else 0
             self.plan.run(x.ptr, wrap(out).ptr, storage.ptr, storage.capacity, ws, self.ws_size,
                           _stream(x.kind, x.device, stream))
-        return out, storage.obj if view is None else _arrays.as_strided(x.kind, storage.obj, *view)
+        return out, scales
 
     def torch_call(self, x, stream):
         """The same for a PyTorch tensor x, without Arrays (torch_run)."""
         if self.torch is None:
-            elements, storage_dtype = scale_storage(self.info)
-            view = scale_view_geometry(self.info, itemsize(storage_dtype))
+            elements, storage_dtype, _ = self.scale_facts
+            view = scale_view_geometry(self.info, itemsize(storage_dtype))  # strides in elements, for as_strided
             self.torch = ((self.out_shape, _arrays.framework_dtype("torch", self.out_dtype)),
                           (elements, _arrays.framework_dtype("torch", storage_dtype)), view)
         values, scales, view = self.torch
@@ -409,10 +407,18 @@ def scale_view_geometry(info, element=1):
     return shape, tuple(s // element for s in strides)
 
 
-def scale_view(kind, storage, info):
-    """The logical view of new scale storage (scale_view_geometry), or the storage for a non-affine layout."""
-    geometry = scale_view_geometry(info)
-    return storage if geometry is None else _arrays.as_strided(kind, storage, *geometry)
+def new_scale_facts(info):
+    """What new scale storage of `info` is: (elements, dtype name: scale_storage; its view's geometry in bytes:
+    scale_view_geometry), worked out once for a planned call."""
+    return (*scale_storage(info), scale_view_geometry(info))
+
+
+def new_scales(kind, device, facts):
+    """New scale storage of `facts` (new_scale_facts) in `kind`'s framework on `device`: its logical view (the
+    storage itself for a non-affine layout) and the storage's Array."""
+    elements, dtype, view = facts
+    storage = _arrays.empty(kind, device, (elements,), dtype)
+    return (storage if view is None else _arrays.as_strided(kind, storage, *view)), wrap(storage)
 
 
 def _scales(scales, x, info):
@@ -425,9 +431,7 @@ def _scales(scales, x, info):
             raise FusedQuantError(Status.INSUFFICIENT_BUFFER, f"scales: {s.capacity} bytes from its start, the "
                                   f"layout needs {info.bytes} for {info.rows}x{info.cols} scales")
         return scales, s
-    elements, dtype = scale_storage(info)
-    storage = _arrays.empty(x.kind, x.device, (elements,), dtype)
-    return scale_view(x.kind, storage, info), wrap(storage)
+    return new_scales(x.kind, x.device, new_scale_facts(info))
 
 
 def columnwise_shape(desc, lead, rows, cols):
