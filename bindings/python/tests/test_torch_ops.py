@@ -1,5 +1,6 @@
 """The torch operators (fusedquant/torch_ops.py): opcheck, torch.compile, CUDA graphs, the functional names.
 CPU tensors run the host backend (these run in CI); the CUDA tests run on the device and skip elsewhere."""
+import contextlib
 import os
 
 import numpy as np
@@ -21,6 +22,15 @@ def same_bytes(a, b):
         return a is b
     a, b = torch.as_tensor(a).cpu(), torch.as_tensor(b).cpu()
     return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+@contextlib.contextmanager
+def counting_plans():
+    """The plans torch_ops makes for calls in the block: a list with an entry for each."""
+    made, new = [], torch_ops._new_planned_op
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch_ops, "_new_planned_op", lambda *a, **k: made.append(1) or new(*a, **k))
+        yield made
 
 
 def act(device, rows=8, width=512, seed=0):
@@ -134,10 +144,7 @@ def test_the_cpp_kernel_is_used_where_the_build_made_it(device):
         pytest.skip("no libfusedquant_torch beside " + str(fq.library_path) + ", or FUSEDQUANT_TORCH_KERNEL=0")
     x, config = act(device, rows=3), "activation=silu;gate_layout=split;group_size=64"
     first = torch.ops.fusedquant.quantize(x, config)
-    made = []
-    new = torch_ops._new_planned_op
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch_ops, "_new_planned_op", lambda *a: made.append(1) or new(*a))
+    with counting_plans() as made:
         again = torch.ops.fusedquant.quantize(x, config)
         assert made == []
         fq.clear_cache()
@@ -222,10 +229,7 @@ def test_planned_calls_with_pointer_arguments_follow_the_tensors_they_are_given(
         outs = torch_ops._outputs(x, config, pointers.get("global_amax"))
         torch_ops._run(x, config, pointers, *outs)
         return outs
-    made = []
-    new = torch_ops._new_planned_op
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch_ops, "_new_planned_op", lambda *a: made.append(1) or new(*a))
+    with counting_plans() as made:
         fq.clear_cache()
         for _ in range(3):
             got = torch.ops.fusedquant.quantize(x, config, **pointers)
@@ -262,10 +266,7 @@ def test_the_out_form_plans_rowwise_buffers_and_writes_what_the_general_path_wri
     config = torch_ops._config(attrs)
     want = torch_ops._outputs(x, config, pointers.get("global_amax"))
     torch_ops._run(x, config, pointers, *want)
-    made = []
-    new = torch_ops._new_planned_op
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch_ops, "_new_planned_op", lambda *a, **k: made.append(1) or new(*a, **k))
+    with counting_plans() as made:
         fq.clear_cache()
         for _ in range(3):
             out, scales = torch.zeros_like(want[0]), torch.zeros_like(want[1])  # new buffers each call
