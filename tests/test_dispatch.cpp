@@ -53,8 +53,8 @@ TEST_CASE("dispatch on sm_90 x 132 SMs: each kernel skeleton is chosen by name f
     // Decode: one row of 7168 outputs is 4 plain tiles, far below one wave: the decode kernel.
     CHECK(chosen(problem(1, 7168)) == "sm90.decode");
     CHECK(chosen(problem(1, 7168, Scheme::Mxfp8, 32, ScaleLayout::Swizzled128x4)) == "sm90.decode");
-    // Below one wave where the decode kernel does not run (NVFP4, per-tensor, MoE): the general kernel.
-    CHECK(chosen(problem(1, 7168, Scheme::Nvfp4, 16, ScaleLayout::Swizzled128x4)) == "sm90.group");
+    CHECK(chosen(problem(1, 7168, Scheme::Nvfp4, 16, ScaleLayout::Swizzled128x4)) == "sm90.decode");
+    // Below one wave where the decode kernel does not run (per-tensor, MoE): the general kernel.
     CHECK(chosen(problem(1, 7168, Scheme::PerTensorDynamic)) == "sm90.group");
     // Prefill: 16384 x 7168 fills the GPU: the plain kernel.
     CHECK(chosen(problem(16384, 7168)) == "sm90.plain");
@@ -63,7 +63,9 @@ TEST_CASE("dispatch on sm_90 x 132 SMs: each kernel skeleton is chosen by name f
     // Per-group 128 into column-major scales past 6 MB (16384 x 18432: 9.4 MB): the column-run form.
     CHECK(chosen(problem(16384, 18432, Scheme::PerGroup, 128, ScaleLayout::ColMajorTma)) == "sm90.plain.column_runs");
     CHECK(chosen(problem(16384, 18432, Scheme::PerGroup, 128, ScaleLayout::ColMajor)) == "sm90.plain.column_runs");
-    CHECK(chosen(problem(128, 7168, Scheme::PerToken)) == "sm90.token");
+    // Per-token: a wide row over a cluster of CTAs below one wave, a block per row otherwise.
+    CHECK(chosen(problem(1, 18432, Scheme::PerToken)) == "sm90.token.cluster");
+    CHECK(chosen(problem(1024, 7168, Scheme::PerToken)) == "sm90.token");
     OpConfig both = problem(4096, 7168);
     both.outputs = kOutputRowwise | kOutputColumnwise;
     both.col_scales = make_scale_geometry(ScaleLayout::RowMajor, DType::Fp32, 7168, 4096 / 32);
@@ -120,6 +122,59 @@ TEST_CASE("dispatch: the plain kernels' thresholds are one wave of tiles, the 6 
     // Per-tensor and NVFP4 run on the plain kernel too (per-tensor: no scale layout of its own).
     CHECK(chosen(problem(16384, 7168, Scheme::PerTensorDynamic)) == "sm90.plain");
     CHECK(chosen(problem(16384, 7168, Scheme::Nvfp4, 16, ScaleLayout::Swizzled128x4)) == "sm90.plain.swizzled");
+}
+
+TEST_CASE("dispatch: the per-token cluster kernel takes rows the per-token block steps over more than once, "
+          "within one wave and one cluster") {
+    // The per-token block: up to 1024 threads for few rows, 256 for many, never more warps than the row's chunks.
+    CHECK(cuda::token_block_threads(1, 18432, 132) == 1024);
+    CHECK(cuda::token_block_threads(1, 7168, 132) == 896);
+    CHECK(cuda::token_block_threads(1, 2048, 132) == 256);
+    CHECK(cuda::token_block_threads(1, 264, 132) == 64);
+    CHECK(cuda::token_block_threads(1, 8, 132) == 32);
+    CHECK(cuda::token_block_threads(300, 18432, 132) == 512);
+    CHECK(cuda::token_block_threads(1024, 7168, 132) == 256);
+    // H 18432: 18 tiles of 1024 outputs, 3 a thread: 6 CTAs a row; 264 rows are 1584 CTAs, one wave on 132 SMs.
+    CHECK(cuda::token_cluster_shape(18432).chunks == 3);
+    CHECK(cuda::token_cluster_shape(18432).ctas == 6);
+    CHECK(chosen(problem(1, 18432, Scheme::PerToken)) == "sm90.token.cluster");
+    CHECK(chosen(problem(264, 18432, Scheme::PerToken)) == "sm90.token.cluster");
+    CHECK(chosen(problem(265, 18432, Scheme::PerToken)) == "sm90.token");
+    // A row one 1024-thread step covers (8192 outputs) stays on the per-token kernel; one more tile does not.
+    CHECK(cuda::token_cluster_shape(7168).ctas == 7);
+    CHECK(chosen(problem(1, 7168, Scheme::PerToken)) == "sm90.token");
+    CHECK(chosen(problem(1, 8192, Scheme::PerToken)) == "sm90.token");
+    CHECK(cuda::token_cluster_shape(8200).chunks == 2);
+    CHECK(chosen(problem(1, 8200, Scheme::PerToken)) == "sm90.token.cluster");
+    // At most 3 tiles a thread of 8 CTAs (24576 outputs); past that, the per-token kernel.
+    CHECK(cuda::token_cluster_shape(24576).ctas == 8);
+    CHECK(cuda::token_cluster_shape(24577).chunks == 0);
+    CHECK(chosen(problem(1, 24576, Scheme::PerToken)) == "sm90.token.cluster");
+    CHECK(chosen(problem(1, 24584, Scheme::PerToken)) == "sm90.token");
+    CHECK(cuda::token_cluster_shape(8).ctas == 1);  // one tile: a cluster of one CTA
+    // Rounded intermediates, MoE layouts and sm_89 / sm_80 (no clusters): the per-token kernel.
+    OpConfig rounded = problem(1, 18432, Scheme::PerToken);
+    rounded.rounding = Rounding::RoundProduct;
+    CHECK(chosen(rounded) == "sm90.token");
+    OpConfig moe = problem(64, 18432, Scheme::PerToken);
+    moe.moe = MoeLayout::Masked;
+    moe.num_experts = 4;
+    moe.expert_rows = 16;
+    CHECK(chosen(moe) == "sm90.token");
+    CHECK(chosen(problem(1, 18432, Scheme::PerToken), {89, 128, true, -1}) == "sm89.token");
+    CHECK(chosen(problem(1, 18432, Scheme::PerToken), kB200) == "sm100.token.cluster");
+    // Pinned, it runs any row that fits a cluster, any number of rows up to the launch grid.
+    std::vector<Variant> table;
+    register_cuda_variants(table);
+    const std::vector<const Variant*> sm90 = variants_in(table, Backend::Cuda, 90);
+    int cluster = -1;
+    for (size_t i = 0; i < sm90.size(); ++i)
+        if (sm90[i]->name == "sm90.token.cluster") cluster = int(i);
+    REQUIRE(cluster >= 0);
+    CHECK(chosen(problem(3, 8, Scheme::PerToken), kH100, cluster) == "sm90.token.cluster");
+    CHECK(chosen(problem(16384, 7168, Scheme::PerToken), kH100, cluster) == "sm90.token.cluster");
+    const std::string refused = chosen(problem(65536, 7168, Scheme::PerToken), kH100, cluster);
+    CHECK(refused.find("65535") != std::string::npos);
 }
 
 TEST_CASE("dispatch: each architecture family names its own entries; sm_100 runs the sm90 kernels as sm100.*") {

@@ -549,7 +549,8 @@ TEST_CASE("every CUDA variant matches the host reference bit for bit over a rand
     MESSAGE(table);
 }
 
-TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial groups, odd strides, row and column scales") {
+TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial groups, odd strides, row and column scales, "
+          "per-token rows") {
     Handle gpu(FQ_BACKEND_CUDA, 0);
     REQUIRE(gpu.status == FQ_STATUS_SUCCESS);
     std::mt19937 rng(48);
@@ -579,6 +580,9 @@ TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial
         Case nvfp4 = c;
         nvfp4.scheme = FQ_SCHEME_NVFP4, nvfp4.out = FQ_TYPE_FP4_E2M1, nvfp4.global_amax = 1;
         cases.push_back(nvfp4);
+        Case nvfp4_device = nvfp4;  // the global amax reduced on the device first
+        nvfp4_device.global_amax = 0, nvfp4_device.layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
+        cases.push_back(nvfp4_device);
         Case mxfp4 = c;
         mxfp4.scheme = FQ_SCHEME_MXFP4, mxfp4.out = FQ_TYPE_FP4_E2M1, mxfp4.layout = FQ_SCALE_LAYOUT_ROW_MAJOR;
         cases.push_back(mxfp4);
@@ -594,6 +598,28 @@ TEST_CASE("decode and small-prefill shapes on every variant: T 1, 3, 77, partial
         int8.rows = rows, int8.cols = 2880, int8.scheme = FQ_SCHEME_PER_TENSOR_STATIC, int8.out = FQ_TYPE_INT8;
         cases.push_back(int8);
     }
+    // Per-token rows (the cluster kernel below one wave): 3 CTAs with a partial last tile (2880), 7 CTAs of 3
+    // tiles with a partial last one (18440, fp16 interleaved with routing probabilities and a scale bound), 8 CTAs
+    // of 3 whole tiles (24576), a cluster of one CTA (264); column-major TMA scales pad the rows to 4; an aligned
+    // row stride (8 more inputs) and an odd one (3: the element-IO kernel only).
+    for (int64_t rows : {1, 3, 77})
+        for (int32_t layout : {FQ_SCALE_LAYOUT_ROW_MAJOR, FQ_SCALE_LAYOUT_COL_MAJOR_TMA})
+            for (int64_t in_pad : {0, 8, 3}) {
+                Case c;
+                c.rows = rows, c.cols = 2880, c.scheme = FQ_SCHEME_PER_TOKEN, c.layout = layout, c.in_pad = in_pad;
+                cases.push_back(c);
+                Case wide = c;
+                wide.cols = 18440, wide.gate = FQ_GATE_LAYOUT_INTERLEAVED, wide.in_type = FQ_TYPE_FP16;
+                wide.prob = true, wide.ub = true;
+                cases.push_back(wide);
+                Case widest = c;
+                widest.cols = 24576, widest.act = FQ_ACTIVATION_GELU_TANH, widest.out = FQ_TYPE_FP8_E5M2;
+                cases.push_back(widest);
+                Case int8 = c;
+                int8.cols = 264, int8.act = FQ_ACTIVATION_IDENTITY, int8.gate = FQ_GATE_LAYOUT_NONE, int8.out = FQ_TYPE_INT8;
+                int8.qmax = true, int8.min_scale = true;
+                cases.push_back(int8);
+            }
     for (const Case& c : cases) check_case(gpu.h, c, rng, tally);
     MESSAGE(tally.runs, " variant runs compared, ", tally.refused, " refused");
     CHECK(tally.runs > int(cases.size()));

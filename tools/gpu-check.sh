@@ -22,6 +22,7 @@
 # quick (not part of all): the few shapes that track the speed goals, for A/B runs between kernel changes
 #   (FQ_QUICK_VARIANTS=a,b: those variants side by side; default the dispatcher's choice).
 # FQ_BUILD_TARGET=fq builds only the library and the fq tool (the bench and profile stages need no more).
+# FQ_PREBUILT=1: no build; build-gpu/ was built on another machine and carried (see the build step below).
 # Carry bindings/python/.device (cffi wheels for the device's Python) for the python stage, and
 # tools/.device-deps (tools/stage-tool-deps.sh: CLI11 and nlohmann-json headers) where the image lacks them for fq.
 set -uo pipefail
@@ -32,14 +33,27 @@ arch=${FQ_CUDA_ARCHS:-90a}
 jobs=$(nproc)
 status=0
 
-echo "== build (sm_${arch})"
-deps=()
-[[ -d tools/.device-deps ]] && deps=(-DCMAKE_PREFIX_PATH="$PWD/tools/.device-deps")
-# The Python on PATH (the one that runs the Python stages) builds the torch operators' C++ kernel where it has torch.
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" "${deps[@]}" \
-  -DPython3_EXECUTABLE="$(command -v python3)" >"$out/build.log" 2>&1 &&
-  cmake --build build-gpu -j"$jobs" ${FQ_BUILD_TARGET:+--target $FQ_BUILD_TARGET} >>"$out/build.log" 2>&1 ||
-  { tail -40 "$out/build.log"; exit 1; }
+prebuilt=${FQ_PREBUILT:-0}
+if [[ $prebuilt == 1 ]]; then
+  # build-gpu/ holds what another machine built for this GPU (no GPU needed to build: `cmake -S . -B build-gpu
+  # -DFQ_CUDA_ARCHS=90a && cmake --build build-gpu --target fusedquant fq fq_gpu_tests`), carried here: the device's
+  # time goes to the tests and benchmarks. The stages that need more of the build tree (ctest, the Python and
+  # GEMM stages, host-overhead) need a build here.
+  echo "== build: none (FQ_PREBUILT=1: build-gpu/ as carried)"
+  for f in build-gpu/libfusedquant.so build-gpu/tools/fq build-gpu/tests/fq_gpu_tests; do
+    [[ -e $f ]] || { echo "FQ_PREBUILT=1 but $f is missing"; exit 1; }
+  done
+  export LD_LIBRARY_PATH=$PWD/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # the build tree's RPATH is the other machine's
+else
+  echo "== build (sm_${arch})"
+  deps=()
+  [[ -d tools/.device-deps ]] && deps=(-DCMAKE_PREFIX_PATH="$PWD/tools/.device-deps")
+  # The Python on PATH (the one that runs the Python stages) builds the torch operators' C++ kernel where it has torch.
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFQ_CUDA_ARCHS="$arch" "${deps[@]}" \
+    -DPython3_EXECUTABLE="$(command -v python3)" >"$out/build.log" 2>&1 &&
+    cmake --build build-gpu -j"$jobs" ${FQ_BUILD_TARGET:+--target $FQ_BUILD_TARGET} >>"$out/build.log" 2>&1 ||
+    { tail -40 "$out/build.log"; exit 1; }
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >"$out/device.txt" 2>&1
 cat "$out/device.txt"
 
@@ -62,11 +76,16 @@ prof() { local name=$1 regex=$2; shift 2
 }
 if has test; then
   echo "== tests"
-  (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
-  tail -15 "$out/ctest.log"
-  ./build-gpu/tests/fq_gpu_tests -s=false 2>&1 | tail -8 | tee "$out/gpu-tests.log"
-  echo "-- cuBLASLt reads fq's scale layouts (VEC128_32F, BLK128x128_32F)"
-  ./build-gpu/tests/fq_cublaslt_tests 2>&1 | tail -25 | tee "$out/cublaslt-tests.log"
+  if [[ $prebuilt != 1 ]]; then
+    (cd build-gpu && ctest --output-on-failure -j1) >"$out/ctest.log" 2>&1 || status=1
+    tail -15 "$out/ctest.log"
+  fi
+  ./build-gpu/tests/fq_gpu_tests -s=false >"$out/gpu-tests-full.log" 2>&1 || status=1
+  tail -8 "$out/gpu-tests-full.log" | tee "$out/gpu-tests.log"
+  if [[ -x build-gpu/tests/fq_cublaslt_tests ]]; then
+    echo "-- cuBLASLt reads fq's scale layouts (VEC128_32F, BLK128x128_32F)"
+    ./build-gpu/tests/fq_cublaslt_tests 2>&1 | tail -25 | tee "$out/cublaslt-tests.log"
+  fi
 fi
 
 if has sanitize; then

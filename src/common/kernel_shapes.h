@@ -20,6 +20,34 @@ inline int64_t one_wave(int sm_count) { return int64_t(sm_count) * kGroupMinBloc
 // The plain kernel's column tile: 16 outputs a thread (src/kernels/plain_quant.cuh).
 constexpr int kPlainTile = kThreads * 16;
 
+// The per-token kernel's block (src/kernels/token_quant.cuh): 256 threads where the rows fill the GPU, up to 1024
+// where they are too few (~1024 threads an SM), and no more warps than the row has chunks of 8 outputs (threads
+// past them would only hold residency: silu + fp8 per-token 256 x 2048 ran 1024-thread blocks, 768 of them idle).
+constexpr int kTokenThreads = 256;
+constexpr int kTokenMaxThreads = 1024;
+inline int token_block_threads(int64_t rows, int64_t cols, int sm_count) {
+    const int64_t wanted = int64_t(sm_count) * 1024 / (rows > 1 ? rows : 1);
+    const int64_t by_rows = wanted > 512 ? kTokenMaxThreads : wanted > 256 ? 512 : kTokenThreads;
+    const int64_t by_cols = (ceil_div(cols, 8) + 31) / 32 * 32;  // the row's chunks, whole warps (at least one)
+    return int(by_cols < 32 ? 32 : by_cols < by_rows ? by_cols : by_rows);
+}
+
+// The per-token cluster kernel (src/kernels/token_cluster.cuh): a row's column tiles of kThreads x 8 outputs
+// dealt over a thread-block cluster of at most kTokenClusterMaxCtas CTAs of kThreads threads, each thread holding
+// `chunks` of them (8 outputs each) in registers from the load to the store.
+constexpr int kTokenClusterMaxCtas = 8;    // the portable cluster size
+constexpr int kTokenClusterMaxChunks = 3;  // 24576 outputs a row at most
+struct TokenClusterShape {
+    int chunks, ctas;  // tiles a thread holds (0: the row does not fit a cluster) and CTAs a row
+};
+// The fewest tiles a thread that fit the row into one cluster (fewer tiles a thread: a shorter chain a thread).
+inline TokenClusterShape token_cluster_shape(int64_t cols) {
+    const int64_t tiles = ceil_div(cols, int64_t(kThreads) * 8);
+    for (int k = 1; k <= kTokenClusterMaxChunks; ++k)
+        if (ceil_div(tiles, int64_t(k)) <= kTokenClusterMaxCtas) return {k, int(ceil_div(tiles, int64_t(k)))};
+    return {0, 0};
+}
+
 // The smallest scale buffer (bytes) the column-run form of the plain kernel runs faster on than the plain
 // kernel itself (src/kernels/plain_quant.cuh, docs/design-notes.md).
 constexpr int64_t kColumnRunMinBytes = int64_t(6) << 20;

@@ -67,12 +67,11 @@ std::string refuse_plain_column_runs(const OpConfig& c) {
     return {};
 }
 
-// The decode kernel: a scale per group of 32-128 outputs (per-group, MXFP8, MXFP4), 16-byte IO.
+// The decode kernel: a scale per group of 16-128 outputs (per-group, MXFP8, MXFP4, NVFP4), 16-byte IO.
 std::string refuse_decode(const OpConfig& c) {
     std::string why = refuse_plain<true>(c);
     if (!why.empty()) return why;
     if (is_per_tensor(c.scheme)) return "runs a scale per group (per-group and microscaling schemes)";
-    if (c.scheme == Scheme::Nvfp4) return "has no form for NVFP4's groups of 16";
     return {};
 }
 
@@ -81,6 +80,20 @@ std::string refuse_token(const OpConfig& c) {
     if (c.scheme != Scheme::PerToken) return "runs the per-token scheme only";
     if (kVec && !vector_io_ok(c)) return kNeedsVectorIo;
     return refuse_rowwise_only(c);
+}
+
+// The per-token cluster kernel: a row over one thread-block cluster (src/common/kernel_shapes.h), FP32
+// intermediates, no MoE layout, 16-byte IO.
+std::string refuse_token_cluster(const OpConfig& c) {
+    std::string why = refuse_token<true>(c);
+    if (!why.empty()) return why;
+    if (!c.plain()) return "runs FP32 intermediates without a MoE layout";
+    constexpr int64_t kMaxCols = int64_t(cuda::kTokenClusterMaxCtas) * cuda::kTokenClusterMaxChunks * kThreads * 8;
+    if (cuda::token_cluster_shape(c.cols).chunks == 0)
+        return fmt::format("a row of {} outputs exceeds one cluster's {}", c.cols, kMaxCols);
+    if (c.rows + c.scales.padded_rows - c.scales.rows > 65535)
+        return fmt::format("{} rows (with the scale layout's padding rows) exceed the launch grid's 65535", c.rows);
+    return {};
 }
 
 template <bool kVec>
@@ -122,6 +135,14 @@ bool preferred_wide(const OpConfig& c, const DeviceFacts& d) {
 // The decode kernel below that (its set-up overlaps the previous kernel: PDL families only).
 bool preferred_decode(const OpConfig& c, const DeviceFacts& d) { return !preferred_wide(c, d); }
 
+// The per-token cluster kernel where the per-token kernel's block would step over its row more than once (a row's
+// latency is its number of steps; within one step the cluster's barrier and DSMEM reads cost more than they
+// save) and the rows' CTAs fit one wave of group-kernel blocks (docs/design-notes.md).
+bool preferred_token_cluster(const OpConfig& c, const DeviceFacts& d) {
+    const int64_t step = int64_t(cuda::token_block_threads(c.rows, c.cols, d.sm_count)) * 8;
+    return c.cols > step && c.rows * cuda::token_cluster_shape(c.cols).ctas <= cuda::one_wave(d.sm_count);
+}
+
 // The column-run form where the scale buffer is past kColumnRunMinBytes (FQ_HANDLE_WIDE_TILE_MIN = 0: always).
 bool preferred_column_runs(const OpConfig& c, const DeviceFacts& d) {
     return preferred_wide(c, d) && (c.scales.bytes > cuda::kColumnRunMinBytes || d.wide_tile_min == 0);
@@ -151,7 +172,7 @@ struct Entry {
     const char* suffix;
     Skeleton skeleton;
     bool vec;
-    bool pdl_only;  // compiled only for the families with programmatic dependent launch
+    bool pdl_only;  // compiled only for the families with programmatic dependent launch (sm_90 on: clusters too)
     std::string (*refuse)(const OpConfig&);
     bool (*preferred)(const OpConfig&, const DeviceFacts&);
     const char* covers;
@@ -168,10 +189,14 @@ constexpr Entry kEntries[] = {
      "per-group, per-tensor and microscaling, FP32 intermediates, no MoE, at least one wave of tiles; 16 outputs a "
      "thread, 16-byte IO"},
     {"decode", Skeleton::Decode, true, true, refuse_decode, preferred_decode,
-     "per-group 32/64/128, MXFP8, MXFP4, FP32 intermediates, no MoE, below one wave of tiles; 8 outputs a thread, "
+     "per-group 32/64/128, MXFP8, MXFP4, NVFP4, FP32 intermediates, no MoE, below one wave of tiles; 8 outputs a thread, "
      "set-up before the wait for the previous kernel, 16-byte IO"},
     {"group", Skeleton::Group, true, false, refuse_group<true>, nullptr,
      "per-group 32/64/128, per-tensor, MXFP8/MXFP4/NVFP4, any rounding, MoE layouts; 8 outputs a thread, 16-byte IO"},
+    {"token.cluster", Skeleton::TokenCluster, true, true, refuse_token_cluster, preferred_token_cluster,
+     "per-token rows of up to 24576 outputs that the per-token kernel's block steps over more than once (18432 "
+     "outputs at T = 1), FP32 intermediates, no MoE, up to one wave of CTAs; a row over a thread-block cluster in "
+     "registers, its amax through distributed shared memory, one pass, 16-byte IO"},
     {"token", Skeleton::Token, true, false, refuse_token<true>, nullptr, "per-token, 16-byte IO"},
     {"columnwise", Skeleton::Columnwise, true, false, refuse_columnwise<true>, nullptr,
      "columnwise output (and rowwise in the same pass), any scheme but BLOCK_2D, 16-byte IO"},

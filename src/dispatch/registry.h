@@ -43,6 +43,7 @@ enum class Skeleton {
     Decode,           // decode_quant: the general kernel's tiles for plain per-group / MX problems below one wave
     Group,            // group_quant: the general per-group / per-tensor / microscaling kernel
     Token,            // token_quant: per-token
+    TokenCluster,     // token_cluster_quant: per-token rows below one wave, a row over a thread-block cluster (sm_90 on)
     Columnwise,       // columnwise_quant: a columnwise output (and the rowwise one in the same pass)
     Block2d,          // block2d_vec: BLOCK_2D weights, 16-byte IO
     Block2dGeneric,   // block2d_generic: BLOCK_2D, any activation, element IO

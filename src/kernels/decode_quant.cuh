@@ -63,11 +63,13 @@ fqStatus_t launch_decode_lanes(const LaunchArgs& a, const Params& p) {
                   pdl_pays(a, blocks), p);
 }
 
-// The decode kernel of p's group: 32-128 outputs (4-16 lanes) with fp32 scales, 32 with block scales.
+// The decode kernel of p's group: 32-128 outputs (4-16 lanes) with fp32 scales, 32 (MX) or 16 (NVFP4, 2 lanes)
+// with block scales.
 template <class S, class Io, class Scales>
 fqStatus_t launch_decode_quant(const LaunchArgs& a, const Params& p) {
     constexpr bool kMx = Scales::microscaling;
     switch (p.lanes_per_group) {
+        case 2: if constexpr (kMx) return launch_decode_lanes<S, Io, Scales, 2>(a, p); break;
         case 4: return launch_decode_lanes<S, Io, Scales, 4>(a, p);
         case 8: if constexpr (!kMx) return launch_decode_lanes<S, Io, Scales, 8>(a, p); break;
         case 16: if constexpr (!kMx) return launch_decode_lanes<S, Io, Scales, 16>(a, p); break;

@@ -7,6 +7,8 @@
 //   decode_quant.cuh  the general kernel's tiles for plain per-group problems below one wave on sm_90 (decode and
 //                     small prefill): addresses before the wait for the previous kernel, a straight path after
 //   token_quant.cuh   per-token: one block per row, amax pass, block reduction, quantize pass
+//   token_cluster.cuh per-token rows below one wave on sm_90: a row over a thread-block cluster, held in registers,
+//                     its amax reduced through distributed shared memory (one pass)
 //   tensor_amax.cuh   the amax of the whole tensor (per-tensor dynamic; NVFP4's global amax)
 //   group_launch.cuh  the launch of each per-group kernel (the dispatcher chose which: src/dispatch/cuda_table.cpp)
 // They are built from the blocks in blocks/: params (Params, Shape), grid (block size, launch order, PDL),
@@ -20,15 +22,17 @@
 #pragma once
 
 #include "group_launch.cuh"
+#include "token_cluster.cuh"
 #include "token_quant.cuh"
 
 namespace fq::cuda {
 
 // The row kernels of one activation, one launcher per skeleton (the swizzled and column-run forms have 16-byte
-// IO only, the decode kernel 16-byte IO with PDL); instantiated once per activation by instantiate_activation.cu.in.
+// IO only, the decode and per-token cluster kernels 16-byte IO on sm_90 on); instantiated once per activation by instantiate_activation.cu.in.
 // (The policies: arch_policy.cuh.)
 #define FQ_FOR_EACH_LAUNCHER(X, ACT)                                                         \
     X(template fqStatus_t run_group_for<Skeleton::Decode, ACT, Sm90Vec>(const LaunchArgs&);) \
+    X(template fqStatus_t run_token_cluster_for<ACT, Sm90Vec>(const LaunchArgs&);)            \
     FQ_FOR_EACH_VEC_POLICY(X, run_group_for, Skeleton::PlainSwizzled, ACT)                  \
     FQ_FOR_EACH_VEC_POLICY(X, run_group_for, Skeleton::PlainColumnRuns, ACT)                \
     FQ_FOR_EACH_ARCH_POLICY(X, run_group_for, Skeleton::Plain, ACT)                         \

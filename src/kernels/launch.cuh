@@ -15,23 +15,37 @@
 namespace fq::cuda {
 
 // kernel<<<grid, block, smem, stream>>>(args...), with programmatic dependent launch when `pdl` (sm_90: the
-// kernel may start while the previous kernel on the stream finishes, and waits for its writes itself).
+// kernel may start while the previous kernel on the stream finishes, and waits for its writes itself), in
+// thread-block clusters of `cluster_x` CTAs along x when that is above 1 (sm_90 on; gridDim.x a multiple of it).
 template <class... Params, class... Args>
-cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, bool pdl,
-                          Args... args) {
+cudaError_t launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, unsigned cluster_x, size_t smem,
+                                      cudaStream_t stream, bool pdl, Args... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
     if (pdl) {
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n++].val.programmaticStreamSerializationAllowed = 1;
     }
+    if (cluster_x > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = cluster_x;
+        attr[n].val.clusterDim.y = attr[n].val.clusterDim.z = 1;
+        ++n;
+    }
+    cfg.attrs = n ? attr : nullptr;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
+template <class... Params, class... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, bool pdl,
+                          Args... args) {
+    return launch_kernel_in_clusters(kernel, grid, block, 1, smem, stream, pdl, args...);
 }
 
 // Takes the error `e` of a runtime call fq itself just made out of the thread's last-error state, if that state

@@ -18,8 +18,6 @@
 
 namespace fq::cuda {
 
-constexpr int kTokenThreads = 256;  // token_quant block, where the rows fill the GPU
-
 // ---- Skeleton 2: per-token (one block per row) -------------------------------------------------------
 // Pass 1 activates the row, a step of blockDim.x * 8 outputs at a time (8 a thread; the next step's inputs in
 // flight while this one is activated), and reduces its amax over the block; pass 2 quantizes. kParked: pass 1
@@ -27,16 +25,10 @@ constexpr int kTokenThreads = 256;  // token_quant block, where the rows fill th
 // memory and activated once. Rows wider than kTokenParkMaxOutputs (96 KB of fp32: an sm_86/89 block may have
 // 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did, which is
 // far slower (docs/design-notes.md).
-// Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU (token_block_threads):
-// a row's latency is then its number of steps.
-constexpr int kTokenMaxThreads = 1024;
+// Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU, never more than the row has
+// chunks of 8 outputs (token_block_threads, src/common/kernel_shapes.h): a row's latency is its number of steps.
 constexpr int kTokenParkMaxOutputs = 24576;
 constexpr size_t kTokenParkMaxBytes = kTokenParkMaxOutputs * sizeof(float);
-
-inline int token_block_threads(int64_t rows, int sm_count) {
-    const int64_t wanted = int64_t(sm_count) * 1024 / std::max<int64_t>(rows, 1);  // ~1024 threads an SM
-    return wanted > 512 ? 1024 : wanted > 256 ? 512 : kTokenThreads;
-}
 
 template <class S, class Io, bool kParked>
 __global__ void __launch_bounds__(kTokenMaxThreads) token_quant(const Params p) {
@@ -92,7 +84,7 @@ fqStatus_t launch_token_quant(const LaunchArgs& a, const Params& p) {
     using Io = typename Arch::Device;
     constexpr bool kPdl = Arch::pdl;
     const dim3 grid(unsigned(p.rows + padding_rows_total(p)));
-    const int threads = token_block_threads(p.rows, a.sm_count);
+    const int threads = token_block_threads(p.rows, p.cols, a.sm_count);
     if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, Io, false>, grid, dim3(threads), a, kPdl, p);
     constexpr auto kernel = token_quant<S, Io, true>;
     FQ_TRY((allow_dynamic_smem<kernel, kTokenParkMaxBytes>(a)));

@@ -66,6 +66,9 @@ fqStatus_t launch_cuda_kernel(const KernelForm& k, const LaunchArgs& a) {
                 case Skeleton::Plain: return run_group_for<Skeleton::Plain, A, P>(a);
                 case Skeleton::Group: return run_group_for<Skeleton::Group, A, P>(a);
                 case Skeleton::Token: return run_token_for<A, P>(a);
+                case Skeleton::TokenCluster:
+                    if constexpr (P::vector_io && P::pdl) return run_token_cluster_for<A, P>(a);
+                    break;
                 case Skeleton::Columnwise: return run_columnwise_for<A, P>(a);
                 default: break;
             }

@@ -41,6 +41,23 @@ def silu_fp8_col(x):
     return q, s.t().contiguous().t()
 
 
+def token_quant(y):
+    """FP8 e4m3fn per token: one fp32 scale a row, amax / 448 (vLLM's dynamic per-token FP8 quantization)."""
+    amax = y.abs().amax(dim=-1, keepdim=True)
+    scale = torch.clamp(amax / FP8_MAX, min=1e-10)
+    return (y / scale).clamp(-FP8_MAX, FP8_MAX).to(FP8), scale
+
+
+def silu_fp8_token(x):
+    """SiLU(gate) * up, FP8 e4m3fn per token."""
+    return token_quant(silu_mul(x))
+
+
+def fp8_token_plain(x):
+    """The activation as it is (no activation, not gated), FP8 e4m3fn per token: a W8A8 GEMM's input."""
+    return token_quant(x.float())
+
+
 def mx_quant(y):
     """MXFP8: blocks of 32, E8M0 scale 2^(floor(log2 amax) - 8) (OCP MX), e4m3fn values."""
     g = y.unflatten(-1, (y.shape[-1] // 32, 32))
@@ -86,6 +103,8 @@ PROBLEMS = [
     ("silu-fp8-g128-col", silu_fp8_col, [2048, 7168], [1, 16, 128, 1024, 4096, 16384], True),
     ("mxfp8-plain", mxfp8_plain, [7168], [1, 16, 128, 1024, 16384], False),
     ("swiglu-oai-mxfp8", swiglu_oai_mxfp8, [2048, 18432], [1, 16, 128, 1024, 16384], True),
+    ("silu-fp8-token", silu_fp8_token, [2048, 7168, 18432], [1, 16, 128, 256, 512, 1024, 4096], True),
+    ("fp8-token-plain", fp8_token_plain, [7168], [1, 16, 128, 1024], False),
 ]
 QUICK_TOKENS = [1, 16, 128, 1024]
 

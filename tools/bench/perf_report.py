@@ -176,6 +176,8 @@ def problem_of(r):
         return "mxfp8-plain"
     if r["scheme"] == "mxfp8" and r["activation"] == "swiglu_oai":
         return "swiglu-oai-mxfp8"
+    if r["scheme"] == "per_token" and r["activation"] in ("silu", "identity"):
+        return "silu-fp8-token" if r["activation"] == "silu" else "fp8-token-plain"
     return None
 
 

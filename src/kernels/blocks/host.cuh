@@ -100,6 +100,16 @@ fqStatus_t allow_dynamic_smem(const LaunchArgs& a) {
     return FQ_STATUS_SUCCESS;
 }
 
+// A grid of thread-block clusters of `cluster_x` CTAs along x (grid.x a multiple of it).
+template <class Kernel>
+fqStatus_t launch_clusters(Kernel kernel, dim3 grid, dim3 block, unsigned cluster_x, const LaunchArgs& a, bool pdl_capable,
+                           const Params& p) {
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
+    return cuda_status(launch_kernel_in_clusters(kernel, grid, block, cluster_x, 0, static_cast<cudaStream_t>(a.stream),
+                                                 pdl_capable && a.allow_pdl, p),
+                       "kernel launch (thread-block clusters)");
+}
+
 template <class Kernel, class... Extra>
 fqStatus_t launch(Kernel kernel, dim3 grid, dim3 block, const LaunchArgs& a, bool pdl_capable, const Params& p,
                   Extra... extra) {
