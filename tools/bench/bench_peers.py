@@ -99,12 +99,12 @@ def skewed_counts(experts, cap):
 
 # problem name (as perf_report.py joins it with fq bench's results), function, widths H, tokens T, gated.
 PROBLEMS = [
+    ("silu-fp8-token", silu_fp8_token, [2048, 7168, 18432], [1, 16, 128, 256, 512, 1024, 4096], True),
+    ("fp8-token-plain", fp8_token_plain, [7168], [1, 16, 128, 1024], False),
     ("silu-fp8-g128-row", silu_fp8_row, [2048, 7168], [1, 16, 128, 1024, 4096, 16384], True),
     ("silu-fp8-g128-col", silu_fp8_col, [2048, 7168], [1, 16, 128, 1024, 4096, 16384], True),
     ("mxfp8-plain", mxfp8_plain, [7168], [1, 16, 128, 1024, 16384], False),
     ("swiglu-oai-mxfp8", swiglu_oai_mxfp8, [2048, 18432], [1, 16, 128, 1024, 16384], True),
-    ("silu-fp8-token", silu_fp8_token, [2048, 7168, 18432], [1, 16, 128, 256, 512, 1024, 4096], True),
-    ("fp8-token-plain", fp8_token_plain, [7168], [1, 16, 128, 1024], False),
 ]
 QUICK_TOKENS = [1, 16, 128, 1024]
 
@@ -154,6 +154,17 @@ def main():
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     gen = torch.Generator(device="cuda").manual_seed(0x5EED0048)
     rows = []
+
+    def save():
+        """The results so far (after every problem: a run stopped by a time limit keeps what it measured)."""
+        if out:
+            with open(out, "w") as f:
+                json.dump(dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, tool="tools/bench/bench_peers.py",
+                               method="CUDA-graph replay over rotated inputs (4x L2), median (min, max) of 7 replays; "
+                                      "bf16 randn inputs; torch.compile with T dynamic (mark_dynamic, "
+                                      "automatic_dynamic_shapes=False), outputs returned",
+                               results=rows), f, indent=1)
+
     print(f"{'problem':<20} {'tokens':>7} {'hidden':>6} {'peer':<14} {'us':>9} {'min-max':>15}")
 
     def run(problem, fn, inputs, t, h, extra=None):
@@ -176,6 +187,7 @@ def main():
                 run(problem, cfn, inputs, t, h)
                 del inputs
                 torch.cuda.empty_cache()
+            save()
 
     # MoE MASKED, E = 32, max_m = 1024, H = 7168, skewed counts (fq bench --moe masked --skew skewed).
     e, max_m, h = 32, 1024, 7168
@@ -186,14 +198,7 @@ def main():
     run("silu-fp8-g128-masked", cfn, inputs, max_m, h, dict(experts=e, skew="skewed", valid_rows=int(counts.sum())))
     del inputs
     torch.cuda.empty_cache()
-
-    if out:
-        with open(out, "w") as f:
-            json.dump(dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, tool="tools/bench/bench_peers.py",
-                           method="CUDA-graph replay over rotated inputs (4x L2), median (min, max) of 7 replays; "
-                                  "bf16 randn inputs; torch.compile with T dynamic (mark_dynamic, "
-                                  "automatic_dynamic_shapes=False), outputs returned",
-                           results=rows), f, indent=1)
+    save()
 
 
 if __name__ == "__main__":
