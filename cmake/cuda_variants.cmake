@@ -1,6 +1,7 @@
 # CUDA kernel sources and the architectures they are compiled for. Explicit -gencode pairs (not
 # CUDA_ARCHITECTURES) because sm_90a needs the arch=compute_90a,code=sm_90a form with nvcc 13.0, and
-# PTX of the oldest arch is kept so a newer GPU can JIT it (correct, without the newer instructions).
+# PTX of the oldest arch is kept so a newer GPU can JIT it (correct, without the newer instructions), unless
+# FQ_CUDA_PTX is OFF.
 function(fq_add_cuda_kernels target archs)
   target_sources(${target} PRIVATE
     ${PROJECT_SOURCE_DIR}/src/kernels/device.cu
@@ -21,7 +22,11 @@ function(fq_add_cuda_kernels target archs)
     target_sources(${target} PRIVATE ${tu})
   endforeach()
   fq_cuda_compile_for(${target} "${archs}")
-  message(STATUS "fusedquant: CUDA kernels for ${archs} (+ PTX compute_${oldest_plain})")
+  if(FQ_CUDA_PTX)
+    message(STATUS "fusedquant: CUDA kernels for ${archs} (+ PTX compute_${oldest_plain})")
+  else()
+    message(STATUS "fusedquant: CUDA kernels for ${archs} (no PTX: FQ_CUDA_PTX=OFF)")
+  endif()
 endfunction()
 
 # The internal names (first argument) of the entries of X-macro list `macro` in src/common/enum_lists.h (its
@@ -59,7 +64,9 @@ function(fq_cuda_compile_for target archs)
     endif()
   endforeach()
   string(REGEX REPLACE "a$" "" oldest_plain "${oldest}")
-  list(APPEND flags "-gencode=arch=compute_${oldest_plain},code=compute_${oldest_plain}")
+  if(FQ_CUDA_PTX)
+    list(APPEND flags "-gencode=arch=compute_${oldest_plain},code=compute_${oldest_plain}")
+  endif()
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${flags} --expt-relaxed-constexpr -Xptxas=-warn-spills>)
   set(oldest_plain ${oldest_plain} PARENT_SCOPE)
 endfunction()
