@@ -21,15 +21,12 @@ inline int64_t one_wave(int sm_count) { return int64_t(sm_count) * kGroupMinBloc
 constexpr int kPlainTile = kThreads * 16;
 
 // The per-token kernel's block (src/kernels/token_quant.cuh): 256 threads where the rows fill the GPU, up to 1024
-// where they are too few (~1024 threads an SM), and no more warps than the row has chunks of 8 outputs (threads
-// past them would only hold residency: silu + fp8 per-token 256 x 2048 ran 1024-thread blocks, 768 of them idle).
+// where they are too few (~1024 threads an SM): a row's latency is then its number of steps.
 constexpr int kTokenThreads = 256;
 constexpr int kTokenMaxThreads = 1024;
-inline int token_block_threads(int64_t rows, int64_t cols, int sm_count) {
+inline int token_block_threads(int64_t rows, int sm_count) {
     const int64_t wanted = int64_t(sm_count) * 1024 / (rows > 1 ? rows : 1);
-    const int64_t by_rows = wanted > 512 ? kTokenMaxThreads : wanted > 256 ? 512 : kTokenThreads;
-    const int64_t by_cols = (ceil_div(cols, 8) + 31) / 32 * 32;  // the row's chunks, whole warps (at least one)
-    return int(by_cols < 32 ? 32 : by_cols < by_rows ? by_cols : by_rows);
+    return wanted > 512 ? kTokenMaxThreads : wanted > 256 ? 512 : kTokenThreads;
 }
 
 // The per-token cluster kernel (src/kernels/token_cluster.cuh): a row's column tiles of kThreads x 8 outputs

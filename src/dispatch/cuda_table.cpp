@@ -139,7 +139,7 @@ bool preferred_decode(const OpConfig& c, const DeviceFacts& d) { return !preferr
 // latency is its number of steps; within one step the cluster's barrier and DSMEM reads cost more than they
 // save) and the rows' CTAs fit one wave of group-kernel blocks (docs/design-notes.md).
 bool preferred_token_cluster(const OpConfig& c, const DeviceFacts& d) {
-    const int64_t step = int64_t(cuda::token_block_threads(c.rows, c.cols, d.sm_count)) * 8;
+    const int64_t step = int64_t(cuda::token_block_threads(c.rows, d.sm_count)) * 8;
     return c.cols > step && c.rows * cuda::token_cluster_shape(c.cols).ctas <= cuda::one_wave(d.sm_count);
 }
 

@@ -25,8 +25,8 @@ namespace fq::cuda {
 // memory and activated once. Rows wider than kTokenParkMaxOutputs (96 KB of fp32: an sm_86/89 block may have
 // 99 KB) read their inputs again in pass 2 (from L2) and activate them again, as every row once did, which is
 // far slower (docs/design-notes.md).
-// Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU, never more than the row has
-// chunks of 8 outputs (token_block_threads, src/common/kernel_shapes.h): a row's latency is its number of steps.
+// Blocks of 256 threads, or up to 1024 where there are too few rows to fill the GPU (token_block_threads,
+// src/common/kernel_shapes.h): a row's latency is then its number of steps.
 constexpr int kTokenParkMaxOutputs = 24576;
 constexpr size_t kTokenParkMaxBytes = kTokenParkMaxOutputs * sizeof(float);
 
@@ -84,7 +84,7 @@ fqStatus_t launch_token_quant(const LaunchArgs& a, const Params& p) {
     using Io = typename Arch::Device;
     constexpr bool kPdl = Arch::pdl;
     const dim3 grid(unsigned(p.rows + padding_rows_total(p)));
-    const int threads = token_block_threads(p.rows, p.cols, a.sm_count);
+    const int threads = token_block_threads(p.rows, a.sm_count);
     if (p.cols > kTokenParkMaxOutputs) return launch(token_quant<S, Io, false>, grid, dim3(threads), a, kPdl, p);
     constexpr auto kernel = token_quant<S, Io, true>;
     FQ_TRY((allow_dynamic_smem<kernel, kTokenParkMaxBytes>(a)));
