@@ -1,6 +1,6 @@
 """Markdown tables for docs/perf.md from the JSON that tools/gpu-check.sh leaves under $OUT:
 bench.json, bench-pdl.json, bench-block2d.json, bench-sweeps.json, bench-moe.json,
-peers-fq.json (all `fq bench --json`), peers.json (tools/bench/bench_peers.py), host-overhead.json
+peers-fq.json, variants-*.json (`fq bench --variants a,b,... --json`; all `fq bench --json`), peers.json (tools/bench/bench_peers.py), host-overhead.json
 (fq_bench_host_overhead) and host-overhead-py.json (tools/bench/bench_host_overhead.py). Each table is printed
 when its file is there. Results `fq bench` skipped or failed (status other than "ok") are left out. Every time is
 the median of graph replays; "copy" is the fastest of fq bench's three same-bytes copies, named beside it.
@@ -129,6 +129,8 @@ def main(d):
     if peers_fq:
         print_peer_tables(peers_fq, peers)
         print_other_problems(peers_fq)
+    for path in sorted(Path(d).glob("variants-*.json")):
+        print_variant_table(load(d, path.name))
     c_calls, py_calls = load(d, "host-overhead.json"), load(d, "host-overhead-py.json")
     if c_calls or py_calls:
         print_host_overhead(c_calls, py_calls)
@@ -235,6 +237,26 @@ def print_other_problems(fq):
     for r in other:
         print(f"| {problem_label(r)} | {r['layout']} | {r['tokens']} | {r['hidden']} | {copy_label(r)} | {us_range(r)} | "
               f"{r['pct_of_copy']:.1f}% | {r['kernel']} |")
+
+
+def print_variant_table(doc):
+    """An `fq bench --variants a,b,...` run (variants-*.json): each shape with every variant's time side by side."""
+    variants, shapes = [], {}
+    for r in doc["results"]:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+        key = (problem_label(r), r["layout"], r["tokens"], r["hidden"])
+        shapes.setdefault(key, {})[r["variant"]] = r
+    print()
+    print(f"Kernel variants side by side (`fq bench --variants {','.join(variants)}`), device: {doc['device']}; "
+          f"input: {doc.get('input', 'constant')}; us: median (fastest-slowest) of the graph replays, % of the copy.")
+    print()
+    print("| problem | scales | T | H | copy us (which) | " + " | ".join(f"{v} us" for v in variants) + " |")
+    print("|---|---|---:|---:|---:|" + "---:|" * len(variants))
+    for (label, layout, t, h), by in shapes.items():
+        first = next(iter(by.values()))
+        cells = [f"{us_range(by[v])} ({by[v]['pct_of_copy']:.0f}%)" if v in by else "-" for v in variants]
+        print(f"| {label} | {layout} | {t} | {h} | {copy_label(first)} | " + " | ".join(cells) + " |")
 
 
 def print_main_tables(bench, pdl, block2d, sweeps):
