@@ -7,8 +7,8 @@
 //   decode_quant.cuh  the general kernel's tiles for plain per-group problems below one wave on sm_90 (decode and
 //                     small prefill): addresses before the wait for the previous kernel, a straight path after
 //   token_quant.cuh   per-token: one block per row, amax pass, block reduction, quantize pass
-//   token_cluster.cuh per-token rows below one wave on sm_90: a row over a thread-block cluster, held in registers,
-//                     its amax reduced through distributed shared memory (one pass)
+//   token_cluster.cuh per-token rows wider than one per-token block step, below one wave, on sm_90: a row over a
+//                     thread-block cluster, held in registers, its amax reduced through distributed shared memory
 //   tensor_amax.cuh   the amax of the whole tensor (per-tensor dynamic; NVFP4's global amax)
 //   group_launch.cuh  the launch of each per-group kernel (the dispatcher chose which: src/dispatch/cuda_table.cpp)
 // They are built from the blocks in blocks/: params (Params, Shape), grid (block size, launch order, PDL),
