@@ -109,9 +109,9 @@ fqStatus_t launch_token_cluster(const LaunchArgs& a, const Params& p) {
     const TokenClusterShape shape = token_cluster_shape(p.cols);
     const dim3 grid(unsigned(shape.ctas), unsigned(p.rows + padding_rows_total(p)));
     switch (shape.chunks) {
-        case 1: return launch_clusters(token_cluster_quant<S, Io, 1>, grid, dim3(kThreads), unsigned(shape.ctas), a, Arch::pdl, p);
-        case 2: return launch_clusters(token_cluster_quant<S, Io, 2>, grid, dim3(kThreads), unsigned(shape.ctas), a, Arch::pdl, p);
-        case 3: return launch_clusters(token_cluster_quant<S, Io, 3>, grid, dim3(kThreads), unsigned(shape.ctas), a, Arch::pdl, p);
+        case 1: return launch_in_clusters(token_cluster_quant<S, Io, 1>, grid, dim3(kThreads), unsigned(shape.ctas), 0, a, Arch::pdl, p);
+        case 2: return launch_in_clusters(token_cluster_quant<S, Io, 2>, grid, dim3(kThreads), unsigned(shape.ctas), 0, a, Arch::pdl, p);
+        case 3: return launch_in_clusters(token_cluster_quant<S, Io, 3>, grid, dim3(kThreads), unsigned(shape.ctas), 0, a, Arch::pdl, p);
     }
     return fail(FQ_STATUS_INTERNAL_ERROR, "per-token cluster kernel: a row of {} outputs does not fit a cluster", p.cols);
 }

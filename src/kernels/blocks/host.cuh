@@ -76,13 +76,21 @@ inline Params make_params(const LaunchArgs& a) {
 fqStatus_t prepare_tensor_amax(const LaunchArgs& a, const Params& p);
 fqStatus_t finish_tensor_scale(const LaunchArgs& a, bool pdl, const Params& p);
 
+// The row kernels' one launch: `smem` bytes of dynamic shared memory, thread-block clusters of `cluster_x` CTAs
+// along x where that is above 1 (grid.x a multiple of it), PDL where the family has it and the handle allows it.
+template <class Kernel, class... Extra>
+fqStatus_t launch_in_clusters(Kernel kernel, dim3 grid, dim3 block, unsigned cluster_x, size_t smem, const LaunchArgs& a,
+                              bool pdl_capable, const Params& p, Extra... extra) {
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
+    return cuda_status(launch_kernel_in_clusters(kernel, grid, block, cluster_x, smem, static_cast<cudaStream_t>(a.stream),
+                                                 pdl_capable && a.allow_pdl, p, extra...),
+                       "kernel launch");
+}
+
 template <class Kernel, class... Extra>
 fqStatus_t launch_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, const LaunchArgs& a, bool pdl_capable,
                        const Params& p, Extra... extra) {
-    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
-    return cuda_status(launch_kernel(kernel, grid, block, smem, static_cast<cudaStream_t>(a.stream),
-                                     pdl_capable && a.allow_pdl, p, extra...),
-                       "kernel launch");
+    return launch_in_clusters(kernel, grid, block, 1, smem, a, pdl_capable, p, extra...);
 }
 
 // Lets kKernel take up to kMaxBytes (its largest launch) of dynamic shared memory on the launch's device.
@@ -98,16 +106,6 @@ fqStatus_t allow_dynamic_smem(const LaunchArgs& a) {
                        "cudaFuncSetAttribute (dynamic shared memory)"));
     done.fetch_or(bit, std::memory_order_release);
     return FQ_STATUS_SUCCESS;
-}
-
-// A grid of thread-block clusters of `cluster_x` CTAs along x (grid.x a multiple of it).
-template <class Kernel>
-fqStatus_t launch_clusters(Kernel kernel, dim3 grid, dim3 block, unsigned cluster_x, const LaunchArgs& a, bool pdl_capable,
-                           const Params& p) {
-    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return FQ_STATUS_SUCCESS;
-    return cuda_status(launch_kernel_in_clusters(kernel, grid, block, cluster_x, 0, static_cast<cudaStream_t>(a.stream),
-                                                 pdl_capable && a.allow_pdl, p),
-                       "kernel launch (thread-block clusters)");
 }
 
 template <class Kernel, class... Extra>
